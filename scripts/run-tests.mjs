@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// Runs every test/**/*.test.ts with node's test runner (TypeScript through tsx). The suite loops
+// over SQLite and PGlite, and over PostgreSQL too when TEST_DATABASE_URL is set.
+// Extra arguments are test files or name patterns: node scripts/run-tests.mjs test/usage.test.ts
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return find(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const args = process.argv.slice(2);
+const files = args.length ? args : find('test').sort();
+const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,101 @@
+/**
+ * The operator's admin API (decisions.md section 4), mounted only when ADMIN_TOKEN is set.
+ * Thin: each route validates, calls the same service the command line tool calls, and presents.
+ */
+import { Type, type Static, type TSchema } from 'typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { envelopeSchema, ok } from '../http/envelope.js';
+import { Uuid } from '../http/schemas.js';
+import * as accounts from '../modules/accounts/service.js';
+import { createKey, revokeKey } from '../modules/auth/keys.js';
+import { grantCredits } from '../modules/billing/service.js';
+import { addDomain, removeDomain, verifyDomain } from '../modules/domains/service.js';
+import { setProviderKey } from '../modules/provider-keys/service.js';
+import * as S from './schemas.js';
+import * as P from './present.js';
+
+type Handler<B, Params> = (request: FastifyRequest<{ Body: B; Params: Params }>) => Promise<unknown>;
+
+export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  function post<B extends TSchema, R extends TSchema, Params extends TSchema>(
+    url: string,
+    code: string,
+    message: string,
+    schemas: { body?: B; params?: Params; response: R },
+    handler: Handler<Static<B>, Static<Params>>,
+  ): void {
+    app.post(
+      url,
+      {
+        schema: { hide: true, ...(schemas.body ? { body: schemas.body } : {}), ...(schemas.params ? { params: schemas.params } : {}), response: { 200: envelopeSchema(schemas.response) } },
+        config: { meta: { code, message, auth: 'admin' } },
+      },
+      async (request) => ok(request, await handler(request as FastifyRequest<{ Body: Static<B>; Params: Static<Params> }>)),
+    );
+  }
+  const idParams = Type.Object({ id: Uuid }, { additionalProperties: false });
+  const hostParams = Type.Object({ id: Uuid, hostname: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false });
+  const memberParams = Type.Object({ id: Uuid, userId: Uuid }, { additionalProperties: false });
+
+  post('/admin/v1/users', 'ADMIN_USERS_CREATE', 'User created.', { body: S.CreateUserBody, response: Type.Object({ user: S.UserSchema }) }, async (r) => ({
+    user: P.presentUser(await accounts.createUser(deps, r.body)),
+  }));
+
+  post('/admin/v1/organizations', 'ADMIN_ORGANIZATIONS_CREATE', 'Organization created.', { body: S.CreateOrganizationBody, response: Type.Object({ organization: S.OrganizationSchema }) }, async (r) => ({
+    organization: P.presentOrganization(await accounts.createOrganization(deps, r.body)),
+  }));
+
+  post('/admin/v1/organizations/:id/members', 'ADMIN_MEMBERS_SET', 'Member set.', { params: idParams, body: S.AddMemberBody, response: Type.Object({ member: S.MemberSchema }) }, async (r) => ({
+    member: await accounts.setMember(deps, r.params.id, r.body),
+  }));
+
+  post('/admin/v1/organizations/:id/members/:userId/remove', 'ADMIN_MEMBERS_REMOVE', 'Member removed.', { params: memberParams, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
+    await accounts.removeMember(deps, r.params.id, r.params.userId);
+    return { removed: true };
+  });
+
+  post('/admin/v1/workspaces', 'ADMIN_WORKSPACES_CREATE', 'Workspace created.', { body: S.CreateWorkspaceBody, response: Type.Object({ workspace: S.AdminWorkspaceSchema }) }, async (r) => ({
+    workspace: P.presentWorkspace(await accounts.createWorkspace(deps, r.body)),
+  }));
+
+  post('/admin/v1/workspaces/:id/settings', 'ADMIN_WORKSPACES_SETTINGS', 'Workspace settings updated.', { params: idParams, body: S.WorkspaceSettingsBody, response: S.SettingsSchema }, async (r) =>
+    P.presentSettings(await accounts.updateWorkspaceSettings(deps, r.params.id, r.body)),
+  );
+
+  post('/admin/v1/workspaces/:id/credits', 'ADMIN_CREDITS_GRANT', 'Credits granted.', { params: idParams, body: S.GrantCreditsBody, response: Type.Object({ allocation: S.AllocationSchema }) }, async (r) => ({
+    allocation: P.presentAllocation(
+      await grantCredits(deps, r.params.id, {
+        amountMillicents: r.body.amountMillicents,
+        expiresAt: P.parseTimestamp(r.body.expiresAt) ?? null,
+        ...(r.body.provenance ? { provenance: r.body.provenance } : {}),
+      }),
+    ),
+  }));
+
+  post('/admin/v1/workspaces/:id/domains', 'ADMIN_DOMAINS_ADD', 'Domain added.', { params: idParams, body: S.AddDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
+    domain: P.presentDomain(await addDomain(deps, r.params.id, r.body.hostname)),
+  }));
+
+  post('/admin/v1/workspaces/:id/domains/:hostname/verify', 'ADMIN_DOMAINS_VERIFY', 'Domain verified.', { params: hostParams, body: S.VerifyDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
+    domain: P.presentDomain(await verifyDomain(deps, r.params.id, r.params.hostname, r.body.method)),
+  }));
+
+  post('/admin/v1/workspaces/:id/domains/:hostname/remove', 'ADMIN_DOMAINS_REMOVE', 'Domain removed.', { params: hostParams, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
+    await removeDomain(deps, r.params.id, r.params.hostname);
+    return { removed: true };
+  });
+
+  post('/admin/v1/workspaces/:id/provider-keys', 'ADMIN_PROVIDER_KEYS_SET', 'Provider key stored.', { params: idParams, body: S.ProviderKeyBody, response: Type.Object({ providerKey: S.ProviderKeySchema }) }, async (r) => ({
+    providerKey: P.presentProviderKey(await setProviderKey(deps, r.params.id, r.body)),
+  }));
+
+  post('/admin/v1/keys', 'ADMIN_KEYS_CREATE', 'API key created; the secret is shown once.', { body: S.CreateKeyBody, response: Type.Object({ key: S.KeySchema, secret: Type.String() }) }, async (r) => {
+    const { key, secret } = await createKey(deps, { ...r.body, expiresAt: P.parseTimestamp(r.body.expiresAt) ?? null });
+    return { key: P.presentKey(key), secret };
+  });
+
+  post('/admin/v1/keys/:id/revoke', 'ADMIN_KEYS_REVOKE', 'API key revoked.', { params: idParams, response: Type.Object({ key: S.KeySchema }) }, async (r) => ({
+    key: P.presentKey(await revokeKey(deps, r.params.id)),
+  }));
+}

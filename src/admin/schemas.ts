@@ -1,0 +1,145 @@
+/** Request and response schemas of the admin API (decisions.md section 4). */
+import { Type } from 'typebox';
+import { Millicents, NullableTimestamp, Timestamp, Uuid } from '../http/schemas.js';
+import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
+import { OPERATION_IDS } from '../operations/ids.js';
+
+const strict = { additionalProperties: false } as const;
+const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro')]);
+const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+const PositiveMillicents = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const NullablePositiveMillicents = Type.Union([PositiveMillicents, Type.Null()]);
+
+export const CreateUserBody = Type.Object(
+  { email: Type.String({ format: 'email', maxLength: 320 }), name: Type.String({ minLength: 1, maxLength: 200 }) },
+  strict,
+);
+export const CreateOrganizationBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), ownerUserId: Uuid }, strict);
+export const AddMemberBody = Type.Object({ userId: Uuid, role: RoleSchema }, strict);
+export const CreateWorkspaceBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    plan: PlanSchema,
+    ownerUserId: Type.Optional(Uuid),
+    organizationId: Type.Optional(Uuid),
+  },
+  strict,
+);
+const LimitValue = Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]);
+export const BudgetsBody = Type.Object(
+  {
+    dailyMillicents: Type.Optional(NullablePositiveMillicents),
+    weeklyMillicents: Type.Optional(NullablePositiveMillicents),
+    monthlyMillicents: Type.Optional(NullablePositiveMillicents),
+  },
+  strict,
+);
+export const WorkspaceSettingsBody = Type.Object(
+  {
+    plan: Type.Optional(PlanSchema),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          pointsPerMinute: Type.Optional(LimitValue),
+          pointsPerMonth: Type.Optional(LimitValue),
+          runningJobs: Type.Optional(LimitValue),
+          waitingJobs: Type.Optional(LimitValue),
+          streams: Type.Optional(LimitValue),
+          activeKeys: Type.Optional(LimitValue),
+        },
+        strict,
+      ),
+    ),
+    budgets: Type.Optional(BudgetsBody),
+  },
+  { ...strict, minProperties: 1 },
+);
+export const GrantCreditsBody = Type.Object(
+  {
+    amountMillicents: PositiveMillicents,
+    expiresAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    provenance: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_-]*$' })),
+  },
+  strict,
+);
+export const AddDomainBody = Type.Object({ hostname: Type.String({ minLength: 1, maxLength: 253 }) }, strict);
+export const VerifyDomainBody = Type.Object(
+  { method: Type.Union([Type.Literal('dns'), Type.Literal('http'), Type.Literal('operator')]) },
+  strict,
+);
+export const ProviderKeyBody = Type.Object(
+  { provider: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_.-]*$' }), apiKey: Type.String({ minLength: 1, maxLength: 4096 }) },
+  strict,
+);
+export const CreateKeyBody = Type.Object(
+  {
+    userId: Uuid,
+    workspaceIds: Type.Array(Uuid, { minItems: 1, maxItems: 100, uniqueItems: true }),
+    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
+    operations: Type.Array(Type.Union(OPERATION_IDS.map((o) => Type.Literal(o))), { uniqueItems: true }),
+    transports: Type.Array(Type.Union(TRANSPORTS.map((t) => Type.Literal(t))), { minItems: 1, uniqueItems: true }),
+    expiresAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    ipRanges: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 64 }), { maxItems: 100 })),
+    budgets: Type.Optional(BudgetsBody),
+  },
+  strict,
+);
+
+export const UserSchema = Type.Object({ id: Uuid, email: Type.String(), name: Type.String(), createdAt: Timestamp });
+export const OrganizationSchema = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp });
+export const MemberSchema = Type.Object({ organizationId: Uuid, userId: Uuid, role: RoleSchema });
+const Ceilings = Type.Object({
+  dailyMillicents: Type.Union([Millicents, Type.Null()]),
+  weeklyMillicents: Type.Union([Millicents, Type.Null()]),
+  monthlyMillicents: Type.Union([Millicents, Type.Null()]),
+});
+export const AdminWorkspaceSchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  plan: Type.String(),
+  ownerUserId: Type.Union([Uuid, Type.Null()]),
+  organizationId: Type.Union([Uuid, Type.Null()]),
+  createdAt: Timestamp,
+});
+export const LimitsSchema = Type.Object({
+  pointsPerMinute: Type.Integer(),
+  pointsPerMonth: Type.Integer(),
+  activeKeys: Type.Integer(),
+  runningJobs: Type.Integer(),
+  waitingJobs: Type.Integer(),
+  streams: Type.Integer(),
+});
+export const SettingsSchema = Type.Object({ workspace: AdminWorkspaceSchema, limits: LimitsSchema, budgets: Ceilings });
+export const AllocationSchema = Type.Object({
+  id: Uuid,
+  workspaceId: Uuid,
+  amountMillicents: Millicents,
+  remainingMillicents: Millicents,
+  expiresAt: NullableTimestamp,
+  provenance: Type.String(),
+  createdAt: Timestamp,
+});
+export const DomainSchema = Type.Object({
+  workspaceId: Uuid,
+  hostname: Type.String(),
+  status: Type.String(),
+  verificationToken: Type.String(),
+  verifiedMethod: Type.Union([Type.String(), Type.Null()]),
+  verifiedAt: NullableTimestamp,
+  createdAt: Timestamp,
+});
+export const ProviderKeySchema = Type.Object({ id: Uuid, workspaceId: Uuid, provider: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
+export const KeySchema = Type.Object({
+  id: Uuid,
+  userId: Uuid,
+  prefix: Type.String(),
+  workspaceIds: Type.Array(Uuid),
+  scopes: Type.Array(Type.String()),
+  operations: Type.Array(Type.String()),
+  transports: Type.Array(Type.String()),
+  ipRanges: Type.Array(Type.String()),
+  expiresAt: NullableTimestamp,
+  budgets: Ceilings,
+  createdAt: Timestamp,
+  revokedAt: NullableTimestamp,
+});

@@ -1,0 +1,163 @@
+/**
+ * The one reader of the environment. Every variable is validated up front; all problems are
+ * listed together and start-up stops (decisions.md section 4).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
+
+export type Role = 'api' | 'worker' | 'all';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  dataDir: string;
+  mediaStore: string;
+  s3Endpoint: string | undefined;
+  publicBaseUrl: string;
+  adminToken: string | undefined;
+  /** Undefined until resolved by `resolveSecretKey` (generated for embedded deployments). */
+  secretKey: string | undefined;
+  egressAllowCidrs: string[];
+  trustedProxies: string[];
+  role: Role;
+  webhookRetryBaseMs: number;
+  webhookRetryCapMs: number;
+  webhookMaxAttempts: number;
+  outputCursorTtlS: number;
+  mediaUrlTtlS: number;
+  jobLeaseMs: number;
+  providersFile: string | undefined;
+  logLevel: LogLevel;
+  /** How often a process writes its usage-point deltas to the shared counters. */
+  usageFlushMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function isPostgresUrl(url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://');
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return def;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return def;
+    }
+    return Number(raw);
+  };
+  const cidrList = (name: string): string[] => {
+    const raw = str(name);
+    if (raw === undefined) return [];
+    const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    for (const item of items) {
+      const ok = item.includes('/') ? ipaddr.isValidCIDR(item) : ipaddr.isValid(item);
+      if (!ok) problems.push(`${name}: "${item}" is not an IP address or CIDR range`);
+    }
+    return items;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const databaseUrl = str('DATABASE_URL') ?? 'sqlite:./data/service.db';
+  if (!databaseUrl.startsWith('sqlite:') && !isPostgresUrl(databaseUrl)) {
+    problems.push(`DATABASE_URL must be sqlite:PATH or postgres://… (got "${databaseUrl}")`);
+  } else if (databaseUrl.startsWith('sqlite:') && databaseUrl.length === 'sqlite:'.length) {
+    problems.push('DATABASE_URL sqlite: needs a file path (sqlite:./data/service.db)');
+  }
+  const dataDir = resolve(str('DATA_DIR') ?? './data');
+  const mediaStore = str('MEDIA_STORE') ?? 'local';
+  if (mediaStore !== 'local' && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(mediaStore)) {
+    problems.push(`MEDIA_STORE must be "local" or s3://bucket/prefix (got "${mediaStore}")`);
+  }
+  const s3Endpoint = str('S3_ENDPOINT');
+  if (s3Endpoint !== undefined && !isHttpUrl(s3Endpoint)) problems.push('S3_ENDPOINT must be an http(s) URL');
+  const publicBaseUrl = (str('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  if (!isHttpUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
+  const adminToken = str('ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
+  const secretKey = str('SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) problems.push('SECRET_KEY must be at least 32 characters');
+  if (secretKey === undefined && isPostgresUrl(databaseUrl)) {
+    problems.push('SECRET_KEY is required with PostgreSQL (every process must share it); generate one with: openssl rand -hex 32');
+  }
+  const role = str('ROLE') ?? 'all';
+  if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`ROLE must be api, worker or all (got "${role}")`);
+  const logLevel = str('LOG_LEVEL') ?? 'info';
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}`);
+  const providersFile = str('PROVIDERS_FILE');
+  if (providersFile !== undefined && !existsSync(providersFile)) problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
+
+  const config: Config = {
+    port,
+    host,
+    databaseUrl,
+    dataDir,
+    mediaStore,
+    s3Endpoint,
+    publicBaseUrl,
+    adminToken,
+    secretKey,
+    egressAllowCidrs: cidrList('EGRESS_ALLOW_CIDRS'),
+    trustedProxies: cidrList('TRUSTED_PROXIES'),
+    role: role as Role,
+    webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000),
+    webhookRetryCapMs: int('WEBHOOK_RETRY_CAP_MS', 3_600_000, 1, 86_400_000),
+    webhookMaxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 12, 1, 100),
+    outputCursorTtlS: int('OUTPUT_CURSOR_TTL_S', 1800, 1, 86_400),
+    mediaUrlTtlS: int('MEDIA_URL_TTL_S', 900, 1, 604_800),
+    jobLeaseMs: int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
+    providersFile,
+    logLevel: logLevel as LogLevel,
+    usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
+  };
+  if (config.webhookRetryCapMs < config.webhookRetryBaseMs) problems.push('WEBHOOK_RETRY_CAP_MS must be at least WEBHOOK_RETRY_BASE_MS');
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SECRET_KEY for an embedded deployment: read from DATA_DIR/secret.key, or generated there on the
+ * first start (mode 0600). With PostgreSQL it must come from the environment (checked above).
+ */
+export function resolveSecretKey(config: Config): string {
+  if (config.secretKey) return config.secretKey;
+  mkdirSync(config.dataDir, { recursive: true });
+  const file = join(config.dataDir, 'secret.key');
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim();
+    if (stored.length < 32) throw new ConfigError([`${file} holds a secret shorter than 32 characters`]);
+    return stored;
+  }
+  const generated = randomBytes(32).toString('hex');
+  writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+  return generated;
+}

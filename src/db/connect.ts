@@ -1,0 +1,99 @@
+/**
+ * Opens the database named by a URL: `sqlite:PATH` (embedded, better-sqlite3 in WAL mode),
+ * `postgres://…` (pg pool) or `pglite:` / `pglite:DIR` (PostgreSQL in-process; tests and trials).
+ * Capability flags tell the rest of the code what the backend guarantees, so no service ever
+ * branches on the dialect name.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider } from 'kysely';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Capabilities {
+  dialect: DialectName;
+  /**
+   * True when this process is the only writer of the database (embedded SQLite): it may keep
+   * keys, counters and hot rows in memory coherently.
+   */
+  singleWriter: boolean;
+  /** Row locks with `FOR UPDATE SKIP LOCKED` are available. */
+  skipLocked: boolean;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  caps: Capabilities;
+  close(): Promise<void>;
+}
+
+// int8 and numeric arrive from pg as strings; every such column here is an integer within 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export async function openDatabase(url: string, options: { poolMax?: number } = {}): Promise<DatabaseHandle> {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+    const sqlite = new SqliteDatabase(path === ':memory:' ? ':memory:' : resolve(path));
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return {
+      db,
+      caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false },
+      close: () => db.destroy(),
+    };
+  }
+  if (url.startsWith('pglite:')) {
+    const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('kysely-pglite-dialect'),
+    ]);
+    const dir = url.slice('pglite:'.length);
+    const client = dir ? new PGlite(dir) : new PGlite();
+    await client.waitReady;
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
+    return {
+      db,
+      // PGlite is one connection inside this process: it is the single writer.
+      caps: { dialect: 'postgres', singleWriter: true, skipLocked: true },
+      close: () => db.destroy(),
+    };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      db,
+      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true },
+      close: () => db.destroy(),
+    };
+  }
+  throw new Error(`unsupported database URL: ${url}`);
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies every pending migration; throws with the failing migration's name on error. */
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '?'} failed: ${String((error as Error).message ?? error)}`);
+  }
+}
+
+/** True when every known migration has been applied (for /readyz). */
+export async function isMigrated(db: Kysely<Database>): Promise<boolean> {
+  const migrator = new Migrator({ db, provider });
+  const all = await migrator.getMigrations();
+  return all.every((m) => m.executedAt !== undefined);
+}

@@ -1,0 +1,110 @@
+/**
+ * Composition root: everything a service function may use, wired once. Tests build the same
+ * object with a fake clock and a database of their choice.
+ */
+import pino, { type Logger } from 'pino';
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import { openDatabase, migrateToLatest, type Capabilities, type DatabaseHandle } from './db/connect.js';
+import type { Database } from './db/schema.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { Keyring } from './lib/crypto.js';
+import { CursorCodec } from './lib/cursor.js';
+import { createMetrics, type Metrics } from './http/metrics.js';
+import { AuthCache } from './modules/auth/auth-cache.js';
+import { readAuthEpoch } from './modules/auth/store.js';
+import { AbuseTracker } from './modules/auth/suspension.js';
+import { UsageMeter } from './modules/usage/meter.js';
+import { resolveTxt } from 'node:dns/promises';
+import { createEgress } from './egress/client.js';
+import type { Egress } from './egress/types.js';
+
+/** Name resolution the service does itself (domain verification); replaceable in tests. */
+export interface NetLookups {
+  resolveTxt(name: string): Promise<string[][]>;
+}
+
+export interface Deps {
+  config: Config;
+  db: Kysely<Database>;
+  caps: Capabilities;
+  clock: Clock;
+  log: Logger;
+  keyring: Keyring;
+  cursors: CursorCodec;
+  metrics: Metrics;
+  authCache: AuthCache;
+  abuse: AbuseTracker;
+  usage: UsageMeter;
+  egress: Egress;
+  net: NetLookups;
+  /** Stops background timers, flushes counters and closes the database. */
+  close(): Promise<void>;
+}
+
+export interface CreateDepsOptions {
+  config: Config;
+  secretKey: string;
+  /** An already opened database (tests); otherwise config.databaseUrl is opened. */
+  database?: DatabaseHandle;
+  clock?: Clock;
+  log?: Logger;
+  processMetrics?: boolean;
+  migrate?: boolean;
+  /** How often to poll the auth epoch; 0 disables polling (tests drive it). */
+  epochPollMs?: number;
+  net?: NetLookups;
+}
+
+export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
+  const { config } = options;
+  const handle = options.database ?? (await openDatabase(config.databaseUrl));
+  if (options.migrate !== false) await migrateToLatest(handle.db);
+  const log = options.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', '*.secret', '*.apiKey'] });
+  const clock = options.clock ?? systemClock;
+  const keyring = new Keyring(options.secretKey);
+  const authCache = new AuthCache();
+  authCache.observeEpoch(await readAuthEpoch(handle.db));
+  const usage = new UsageMeter(handle.db, clock, config.usageFlushMs, !handle.caps.singleWriter, (err) =>
+    log.error({ err }, 'usage counter flush failed'),
+  );
+  usage.start();
+
+  const pollMs = options.epochPollMs ?? 500;
+  const epochTimer =
+    pollMs > 0
+      ? setInterval(() => {
+          readAuthEpoch(handle.db).then(
+            (epoch) => authCache.observeEpoch(epoch),
+            (err: unknown) => log.error({ err }, 'auth epoch poll failed'),
+          );
+        }, pollMs)
+      : undefined;
+  epochTimer?.unref();
+
+  const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
+  let closed = false;
+  return {
+    config,
+    db: handle.db,
+    caps: handle.caps,
+    clock,
+    log,
+    keyring,
+    cursors: new CursorCodec(keyring),
+    metrics: createMetrics({ processMetrics: options.processMetrics ?? false }),
+    authCache,
+    abuse: new AbuseTracker(),
+    usage,
+    egress,
+    net: options.net ?? { resolveTxt },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (epochTimer) clearInterval(epochTimer);
+      await usage.stop().catch((err: unknown) => log.error({ err }, 'final usage flush failed'));
+      await egress.close();
+      await handle.close();
+    },
+  };
+}

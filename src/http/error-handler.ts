@@ -1,0 +1,49 @@
+/**
+ * Turns every failure into the error envelope `{success:false, code, message, requestId, details?}`
+ * with the documented status. Fastify's own errors (validation, bad JSON, body too large) are
+ * mapped to our codes; anything unexpected is logged and answered 500 without detail.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERROR_REGISTRY, isAppError, type ErrorCode } from './errors.js';
+
+export function errorBody(request: FastifyRequest, code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  return { success: false as const, code, message, requestId: String(request.id), ...(details ? { details } : {}) };
+}
+
+export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
+  for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+  return reply.status(err.status).send(errorBody(request, err.code, err.message, err.details));
+}
+
+function fromFastifyError(err: FastifyError): AppError | undefined {
+  if (err.validation) {
+    const where = err.validationContext ?? 'request';
+    return new AppError('INVALID_REQUEST', {
+      message: `Invalid ${where}: ${err.validation.map((v) => `${v.instancePath || '/'} ${v.message ?? ''}`.trim()).join('; ')}`,
+      details: { errors: err.validation.map((v) => ({ in: where, pointer: v.instancePath || '/', message: v.message ?? 'invalid' })) },
+    });
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('INVALID_REQUEST', { message: 'The body is not valid JSON.' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('INVALID_REQUEST', { message: 'Unsupported or malformed Content-Type for this endpoint.' });
+  }
+  const status = err.statusCode ?? 500;
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE');
+  if (status === 404) return new AppError('NOT_FOUND');
+  if (status >= 400 && status < 500) return new AppError('INVALID_REQUEST', { message: 'The request is malformed.' });
+  return undefined;
+}
+
+export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const appError = isAppError(err) ? err : fromFastifyError(err as FastifyError);
+  if (appError) return sendAppError(request, reply, appError);
+  request.log.error({ err }, 'unhandled error');
+  return reply.status(500).send(errorBody(request, 'INTERNAL', ERROR_REGISTRY.INTERNAL[1]));
+}

@@ -1,0 +1,87 @@
+/**
+ * One error model: services throw `AppError(code)`; this registry maps every code to its HTTP
+ * status and public message (decisions.md section 3). Unknown errors become 500 INTERNAL with no
+ * detail in the body.
+ */
+export const ERROR_REGISTRY = {
+  INVALID_REQUEST: [400, 'The request is malformed.'],
+  INVALID_INPUT: [400, 'The operation input does not satisfy its schema.'],
+  UNKNOWN_OPERATION: [400, 'Unknown operationId.'],
+  IDEMPOTENCY_KEY_REQUIRED: [400, 'An Idempotency-Key header (1 to 128 characters) is required.'],
+  INVALID_CURSOR: [400, 'The cursor is not valid for this list.'],
+  WEBHOOK_URL_REJECTED: [400, 'The webhook URL is not permitted.'],
+  UNSUPPORTED_MEDIA: [400, 'The uploaded content is not a supported media type.'],
+  DOMAIN_NOT_VERIFIED: [400, 'The domain could not be verified.'],
+  UNAUTHENTICATED: [401, 'A valid API key is required in the Authorization header.'],
+  INSUFFICIENT_CREDITS: [402, 'Spendable credits do not cover the maximum cost of this operation.'],
+  FORBIDDEN_SCOPE: [403, 'The API key lacks the scope this endpoint needs.'],
+  FORBIDDEN_WORKSPACE: [403, 'The API key may not use this workspace.'],
+  FORBIDDEN_OPERATION: [403, 'The API key may not run this operation.'],
+  FORBIDDEN_TRANSPORT: [403, 'The API key is not enabled for this transport.'],
+  FORBIDDEN_IP: [403, 'Requests from this address are not allowed for this API key.'],
+  PLAN_REQUIRED: [403, "The workspace's plan does not include this feature."],
+  KEY_SUSPENDED: [403, 'The API key is temporarily suspended after repeated abuse.'],
+  FORBIDDEN: [403, 'Not allowed.'],
+  NOT_FOUND: [404, 'Not found.'],
+  CONFLICT: [409, 'The request conflicts with the current state.'],
+  IDEMPOTENCY_CONFLICT: [409, 'The Idempotency-Key was already used with a different request.'],
+  IDEMPOTENCY_IN_PROGRESS: [409, 'A request with this Idempotency-Key is still in progress.'],
+  JOB_NOT_CANCELLABLE: [409, 'The job has already finished and cannot be cancelled.'],
+  JOB_NOT_RETRYABLE: [409, 'The job cannot be retried.'],
+  PERSONAL_PROVIDER_KEY: [409, 'Jobs funded by a personal provider key cannot be retried through the public API.'],
+  OUTPUT_CHANGED: [409, 'The output changed since the cursor was issued; restart without a cursor.'],
+  WEBHOOK_REVOKED: [409, 'The webhook is revoked.'],
+  REPLAY_LIMIT_REACHED: [409, 'This event has reached its replay limit.'],
+  DELIVERY_NOT_FAILED: [409, 'Only failed deliveries can be replayed.'],
+  ACTIVE_KEY_LIMIT: [409, "The workspace's plan allows no more active keys."],
+  CURSOR_EXPIRED: [410, 'The cursor expired; restart without a cursor.'],
+  PAYLOAD_TOO_LARGE: [413, 'The request body is too large.'],
+  RATE_LIMITED: [429, 'Usage point limit reached.'],
+  CONCURRENCY_LIMITED: [429, 'Concurrency limit reached.'],
+  BUDGET_EXCEEDED: [429, 'A budget ceiling does not permit this operation.'],
+  QUEUE_FULL: [429, 'The waiting-jobs limit of the workspace is reached.'],
+  INTERNAL: [500, 'Internal error.'],
+  UNAVAILABLE: [503, 'Temporarily unavailable.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERROR_REGISTRY;
+
+export interface AppErrorOptions {
+  message?: string;
+  details?: Record<string, unknown>;
+  /** Seconds; sent as Retry-After. */
+  retryAfter?: number;
+  headers?: Record<string, string>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+  readonly retryAfter: number | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, options: AppErrorOptions = {}) {
+    const [status, message] = ERROR_REGISTRY[code];
+    super(options.message ?? message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = status;
+    this.details = options.details;
+    this.retryAfter = options.retryAfter;
+    this.headers = options.headers;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+/** Codes that mean "an authenticated key asked for something it may not have" (suspension input). */
+export const AUTHORIZATION_FAILURE_CODES: ReadonlySet<ErrorCode> = new Set([
+  'FORBIDDEN_SCOPE',
+  'FORBIDDEN_WORKSPACE',
+  'FORBIDDEN_OPERATION',
+  'FORBIDDEN_TRANSPORT',
+  'FORBIDDEN_IP',
+]);

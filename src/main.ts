@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/** Process entry: `serve` / `worker` run the service; every other verb is the operator CLI. */
+import { ConfigError, loadConfig } from './config.js';
+import { LockHeldError } from './process-lock.js';
+import { runCli } from './admin/cli.js';
+import { runServer } from './server.js';
+
+async function main(): Promise<void> {
+  const [verb = 'serve', ...rest] = process.argv.slice(2);
+  const env = verb === 'worker' ? { ...process.env, ROLE: 'worker' } : process.env;
+  const config = loadConfig(env);
+  if (verb === 'serve' || verb === 'worker') {
+    await runServer(config);
+    return;
+  }
+  process.exitCode = await runCli({ ...config, logLevel: 'warn' }, [verb, ...rest]);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof LockHeldError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  }
+  process.stderr.write(`fatal: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

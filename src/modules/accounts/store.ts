@@ -1,0 +1,134 @@
+/** SQL for users, organizations, memberships and workspaces. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Row } from '../../db/schema.js';
+import type { LimitOverrides, MemberRole, Organization, Plan, User, Workspace } from './types.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+function toUser(r: Row<'users'>): User {
+  return { id: r.id, email: r.email, name: r.name, createdAt: r.created_at_ms };
+}
+
+function toWorkspace(r: Row<'workspaces'>): Workspace {
+  return {
+    id: r.id,
+    name: r.name,
+    plan: r.plan as Plan,
+    ownerUserId: r.owner_user_id,
+    organizationId: r.organization_id,
+    limitOverrides: JSON.parse(r.limits_json) as LimitOverrides,
+    budgets: {
+      dailyMillicents: r.budget_daily_mc,
+      weeklyMillicents: r.budget_weekly_mc,
+      monthlyMillicents: r.budget_monthly_mc,
+    },
+    createdAt: r.created_at_ms,
+    updatedAt: r.updated_at_ms,
+  };
+}
+
+export async function insertUser(db: Db, user: User): Promise<void> {
+  await db.insertInto('users').values({ id: user.id, email: user.email, name: user.name, created_at_ms: user.createdAt }).execute();
+}
+
+export async function findUser(db: Db, id: string): Promise<User | undefined> {
+  const r = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && toUser(r);
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
+  const r = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  return r && toUser(r);
+}
+
+export async function insertOrganization(db: Db, org: Organization): Promise<void> {
+  await db.insertInto('organizations').values({ id: org.id, name: org.name, created_at_ms: org.createdAt }).execute();
+}
+
+export async function findOrganization(db: Db, id: string): Promise<Organization | undefined> {
+  const r = await db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && { id: r.id, name: r.name, createdAt: r.created_at_ms };
+}
+
+export async function upsertMember(db: Db, organizationId: string, userId: string, role: MemberRole, now: number): Promise<void> {
+  await db
+    .insertInto('organization_members')
+    .values({ organization_id: organizationId, user_id: userId, role, created_at_ms: now })
+    .onConflict((oc) => oc.columns(['organization_id', 'user_id']).doUpdateSet({ role }))
+    .execute();
+}
+
+export async function deleteMember(db: Db, organizationId: string, userId: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom('organization_members')
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+export async function findMemberRole(db: Db, organizationId: string, userId: string): Promise<MemberRole | undefined> {
+  const r = await db
+    .selectFrom('organization_members')
+    .select('role')
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return r?.role;
+}
+
+export async function countOwners(db: Db, organizationId: string): Promise<number> {
+  const r = await db
+    .selectFrom('organization_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export async function insertWorkspace(db: Db, ws: Workspace): Promise<void> {
+  await db
+    .insertInto('workspaces')
+    .values({
+      id: ws.id,
+      name: ws.name,
+      plan: ws.plan,
+      owner_user_id: ws.ownerUserId,
+      organization_id: ws.organizationId,
+      limits_json: JSON.stringify(ws.limitOverrides),
+      budget_daily_mc: ws.budgets.dailyMillicents,
+      budget_weekly_mc: ws.budgets.weeklyMillicents,
+      budget_monthly_mc: ws.budgets.monthlyMillicents,
+      created_at_ms: ws.createdAt,
+      updated_at_ms: ws.updatedAt,
+    })
+    .execute();
+}
+
+export async function findWorkspace(db: Db, id: string): Promise<Workspace | undefined> {
+  const r = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && toWorkspace(r);
+}
+
+export async function findWorkspaces(db: Db, ids: readonly string[]): Promise<Workspace[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('workspaces').selectAll().where('id', 'in', ids).orderBy('id').execute();
+  return rows.map(toWorkspace);
+}
+
+export async function updateWorkspace(db: Db, ws: Workspace): Promise<void> {
+  await db
+    .updateTable('workspaces')
+    .set({
+      name: ws.name,
+      plan: ws.plan,
+      limits_json: JSON.stringify(ws.limitOverrides),
+      budget_daily_mc: ws.budgets.dailyMillicents,
+      budget_weekly_mc: ws.budgets.weeklyMillicents,
+      budget_monthly_mc: ws.budgets.monthlyMillicents,
+      updated_at_ms: ws.updatedAt,
+    })
+    .where('id', '=', ws.id)
+    .execute();
+}

@@ -1,0 +1,45 @@
+/** Users, organizations and workspaces as the domain sees them. */
+export type MemberRole = 'owner' | 'admin' | 'member';
+export type Plan = 'free' | 'starter' | 'pro';
+export const PLANS: readonly Plan[] = ['free', 'starter', 'pro'];
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** Monetary ceilings per UTC period, integer millicents; null = no ceiling. */
+export interface BudgetCeilings {
+  dailyMillicents: number | null;
+  weeklyMillicents: number | null;
+  monthlyMillicents: number | null;
+}
+
+export interface LimitOverrides {
+  pointsPerMinute?: number;
+  pointsPerMonth?: number;
+  runningJobs?: number;
+  waitingJobs?: number;
+  streams?: number;
+  activeKeys?: number;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  plan: Plan;
+  ownerUserId: string | null;
+  organizationId: string | null;
+  limitOverrides: LimitOverrides;
+  budgets: BudgetCeilings;
+  createdAt: number;
+  updatedAt: number;
+}

@@ -1,0 +1,95 @@
+/**
+ * Creating and revoking API keys (operator side). A key and its workspace links are written in
+ * one transaction; the secret is returned once and stored only as its SHA-256.
+ */
+import type { Deps } from '../../deps.js';
+import { lockForUpdate } from '../../db/locking.js';
+import { AppError } from '../../http/errors.js';
+import { randomToken } from '../../lib/crypto.js';
+import { newId } from '../../lib/ids.js';
+import * as accounts from '../accounts/store.js';
+import type { BudgetCeilings } from '../accounts/types.js';
+import { resolveLimits } from '../usage/plans.js';
+import { isOperationId } from '../../operations/ids.js';
+import { isValidRange } from './ip-ranges.js';
+import type { Scope, Transport } from './scopes.js';
+import { userManagesWorkspace } from '../accounts/service.js';
+import { hashSecret, KEY_SECRET_PREFIX } from './service.js';
+import * as store from './store.js';
+import type { ApiKey } from './types.js';
+
+export interface CreateKeyInput {
+  userId: string;
+  workspaceIds: string[];
+  scopes: Scope[];
+  operations: string[];
+  transports: Transport[];
+  expiresAt?: number | null;
+  ipRanges?: string[];
+  budgets?: Partial<BudgetCeilings>;
+}
+
+export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ key: ApiKey; secret: string }> {
+  const now = deps.clock.now();
+  const unknownOps = input.operations.filter((op) => !isOperationId(op));
+  if (unknownOps.length > 0) throw new AppError('INVALID_REQUEST', { message: `Unknown operations: ${unknownOps.join(', ')}` });
+  const badRanges = (input.ipRanges ?? []).filter((r) => !isValidRange(r));
+  if (badRanges.length > 0) throw new AppError('INVALID_REQUEST', { message: `Invalid IP ranges: ${badRanges.join(', ')}` });
+  if (input.expiresAt != null && input.expiresAt <= now) throw new AppError('INVALID_REQUEST', { message: 'expiresAt must be in the future.' });
+  const workspaceIds = [...new Set(input.workspaceIds.map((id) => id.toLowerCase()))].sort();
+
+  const secret = `${KEY_SECRET_PREFIX}${randomToken(32)}`;
+  const key: ApiKey = {
+    id: newId(),
+    userId: input.userId,
+    prefix: secret.slice(0, 12),
+    scopes: [...new Set(input.scopes)],
+    operations: [...new Set(input.operations)],
+    transports: [...new Set(input.transports)],
+    ipRanges: input.ipRanges ?? [],
+    expiresAt: input.expiresAt ?? null,
+    budgets: {
+      dailyMillicents: input.budgets?.dailyMillicents ?? null,
+      weeklyMillicents: input.budgets?.weeklyMillicents ?? null,
+      monthlyMillicents: input.budgets?.monthlyMillicents ?? null,
+    },
+    workspaceIds,
+    createdAt: now,
+    revokedAt: null,
+    suspendedUntil: null,
+  };
+
+  await deps.db.transaction().execute(async (trx) => {
+    const user = await accounts.findUser(trx, input.userId);
+    if (!user) throw new AppError('NOT_FOUND', { message: 'No such user.' });
+    for (const workspaceId of workspaceIds) {
+      // Lock the workspace so concurrent creations cannot both pass the active-key limit.
+      const locked = await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).executeTakeFirst();
+      const ws = locked && (await accounts.findWorkspace(trx, workspaceId));
+      if (!ws) throw new AppError('NOT_FOUND', { message: `No such workspace: ${workspaceId}` });
+      if (!(await userManagesWorkspace(trx, input.userId, ws))) {
+        throw new AppError('FORBIDDEN', { message: `The user neither owns nor administers workspace ${workspaceId}.` });
+      }
+      const limit = resolveLimits(ws).activeKeys;
+      if ((await store.countActiveKeys(trx, workspaceId, now)) >= limit) {
+        throw new AppError('ACTIVE_KEY_LIMIT', { message: `Workspace ${workspaceId} already has ${limit} active keys, the most its plan allows.` });
+      }
+    }
+    await store.insertKey(trx, key, hashSecret(secret));
+    await store.bumpAuthEpoch(trx);
+  });
+  deps.authCache.clear();
+  return { key, secret };
+}
+
+export async function revokeKey(deps: Deps, keyId: string): Promise<ApiKey> {
+  const key = await deps.db.transaction().execute(async (trx) => {
+    const found = await store.findKey(trx, keyId);
+    if (!found) throw new AppError('NOT_FOUND', { message: 'No such key.' });
+    await store.markKeyRevoked(trx, keyId, deps.clock.now());
+    await store.bumpAuthEpoch(trx);
+    return (await store.findKey(trx, keyId))!;
+  });
+  deps.authCache.clear();
+  return key;
+}

@@ -1,0 +1,27 @@
+/** API keys and the authorization context of a request. */
+import type { BudgetCeilings, Workspace } from '../accounts/types.js';
+import type { Scope, Transport } from './scopes.js';
+
+export interface ApiKey {
+  id: string;
+  userId: string;
+  prefix: string;
+  scopes: Scope[];
+  operations: string[];
+  transports: Transport[];
+  ipRanges: string[];
+  expiresAt: number | null;
+  budgets: BudgetCeilings;
+  workspaceIds: string[];
+  createdAt: number;
+  revokedAt: number | null;
+  suspendedUntil: number | null;
+}
+
+/** Set on every authenticated request: who calls, for which workspace, with what rights. */
+export interface AuthContext {
+  key: ApiKey;
+  workspace: Workspace;
+  role: 'owner' | 'admin';
+  transport: Transport;
+}

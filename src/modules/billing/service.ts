@@ -1,0 +1,123 @@
+/**
+ * Credits: allocations (amount, remaining, expiry, provenance) and the append-only ledger.
+ * Invariants: the sum of a workspace's ledger amounts equals the sum of remaining credits of its
+ * allocations; expired allocations are zeroed with an `expiration` entry; balance total counts
+ * only unexpired allocations; spendable = total − reserved.
+ */
+import type { Transaction } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import { keysetPage, type PageRequest } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import { findWorkspace } from '../accounts/store.js';
+import * as store from './store.js';
+import type { Allocation, LedgerEntry } from './store.js';
+
+export interface GrantInput {
+  amountMillicents: number;
+  expiresAt?: number | null;
+  provenance?: string;
+}
+
+export async function grantCredits(deps: Deps, workspaceId: string, input: GrantInput): Promise<Allocation> {
+  const now = deps.clock.now();
+  if (!Number.isSafeInteger(input.amountMillicents) || input.amountMillicents <= 0) {
+    throw new AppError('INVALID_REQUEST', { message: 'amountMillicents must be a positive integer.' });
+  }
+  if (input.expiresAt != null && input.expiresAt <= now) throw new AppError('INVALID_REQUEST', { message: 'expiresAt must be in the future.' });
+  const allocation: Allocation = {
+    id: newId(),
+    workspaceId,
+    amountMillicents: input.amountMillicents,
+    remainingMillicents: input.amountMillicents,
+    expiresAt: input.expiresAt ?? null,
+    provenance: input.provenance ?? 'purchase',
+    createdAt: now,
+  };
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await findWorkspace(trx, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+    await store.insertAllocation(trx, allocation);
+    await store.appendLedger(trx, {
+      id: newId(),
+      workspaceId,
+      type: 'purchase',
+      amountMillicents: allocation.amountMillicents,
+      allocationId: allocation.id,
+      keyId: null,
+      toolSlug: null,
+      jobId: null,
+      executionOrigin: null,
+      createdAt: now,
+    });
+  });
+  return allocation;
+}
+
+/** Zeroes allocations that expired with credits left, each with an `expiration` ledger entry. */
+export async function expireAllocations(trx: Transaction<Database>, workspaceId: string, now: number): Promise<number> {
+  let expired = 0;
+  for (const a of await store.findExpiredWithRemaining(trx, workspaceId, now)) {
+    if (!(await store.zeroAllocation(trx, a.id, a.remainingMillicents))) continue;
+    await store.appendLedger(trx, {
+      id: newId(),
+      workspaceId,
+      type: 'expiration',
+      amountMillicents: -a.remainingMillicents,
+      allocationId: a.id,
+      keyId: null,
+      toolSlug: null,
+      jobId: null,
+      executionOrigin: null,
+      createdAt: now,
+    });
+    expired += a.remainingMillicents;
+  }
+  return expired;
+}
+
+/** Expires what is due in one workspace, in its own transaction (cheap when nothing is due). */
+export async function settleExpirations(deps: Deps, workspaceId: string): Promise<void> {
+  const now = deps.clock.now();
+  if ((await store.findExpiredWithRemaining(deps.db, workspaceId, now)).length === 0) return;
+  await deps.db.transaction().execute((trx) => expireAllocations(trx, workspaceId, now));
+}
+
+/** Sweeps expirations across workspaces (run by workers). */
+export async function sweepExpirations(deps: Deps, batch = 100): Promise<number> {
+  const ids = await store.findWorkspacesWithExpired(deps.db, deps.clock.now(), batch);
+  for (const id of ids) await settleExpirations(deps, id);
+  return ids.length;
+}
+
+export interface Balance {
+  workspaceId: string;
+  totalMillicents: number;
+  reservedMillicents: number;
+  spendableMillicents: number;
+  allocations: Allocation[];
+  nextCursor: string | null;
+}
+
+export async function getBalance(deps: Deps, workspaceId: string, page: PageRequest): Promise<Balance> {
+  await settleExpirations(deps, workspaceId);
+  const now = deps.clock.now();
+  const [total, reserved, allocations] = await Promise.all([
+    store.sumLiveRemaining(deps.db, workspaceId, now),
+    store.sumOpenHolds(deps.db, workspaceId),
+    keysetPage(deps, 'balance.allocations', workspaceId, page, (after, limit) => store.pageLiveAllocations(deps.db, workspaceId, now, after, limit)),
+  ]);
+  return {
+    workspaceId,
+    totalMillicents: total,
+    reservedMillicents: reserved,
+    spendableMillicents: total - reserved,
+    allocations: allocations.items,
+    nextCursor: allocations.nextCursor,
+  };
+}
+
+export async function listTransactions(deps: Deps, workspaceId: string, page: PageRequest): Promise<{ items: LedgerEntry[]; nextCursor: string | null }> {
+  await settleExpirations(deps, workspaceId);
+  return keysetPage(deps, 'transactions', workspaceId, page, (before, limit) => store.pageLedger(deps.db, workspaceId, before, limit));
+}

@@ -1,0 +1,193 @@
+/** SQL for credit allocations and the append-only transaction ledger. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Row } from '../../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Allocation {
+  id: string;
+  workspaceId: string;
+  amountMillicents: number;
+  remainingMillicents: number;
+  expiresAt: number | null;
+  provenance: string;
+  createdAt: number;
+}
+
+export interface LedgerEntry {
+  id: string;
+  workspaceId: string;
+  type: string;
+  amountMillicents: number;
+  allocationId: string | null;
+  keyId: string | null;
+  toolSlug: string | null;
+  jobId: string | null;
+  executionOrigin: string | null;
+  createdAt: number;
+}
+
+function toAllocation(r: Row<'credit_allocations'>): Allocation {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    amountMillicents: Number(r.amount_mc),
+    remainingMillicents: Number(r.remaining_mc),
+    expiresAt: r.expires_at_ms === null ? null : Number(r.expires_at_ms),
+    provenance: r.provenance,
+    createdAt: Number(r.created_at_ms),
+  };
+}
+
+function toEntry(r: Row<'credit_transactions'>): LedgerEntry {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    type: r.type,
+    amountMillicents: Number(r.amount_mc),
+    allocationId: r.allocation_id,
+    keyId: r.key_id,
+    toolSlug: r.tool_slug,
+    jobId: r.job_id,
+    executionOrigin: r.execution_origin,
+    createdAt: Number(r.created_at_ms),
+  };
+}
+
+export async function insertAllocation(db: Db, a: Allocation): Promise<void> {
+  await db
+    .insertInto('credit_allocations')
+    .values({
+      id: a.id,
+      workspace_id: a.workspaceId,
+      amount_mc: a.amountMillicents,
+      remaining_mc: a.remainingMillicents,
+      expires_at_ms: a.expiresAt,
+      provenance: a.provenance,
+      created_at_ms: a.createdAt,
+    })
+    .execute();
+}
+
+export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
+  await db
+    .insertInto('credit_transactions')
+    .values({
+      id: e.id,
+      workspace_id: e.workspaceId,
+      type: e.type,
+      amount_mc: e.amountMillicents,
+      allocation_id: e.allocationId,
+      key_id: e.keyId,
+      tool_slug: e.toolSlug,
+      job_id: e.jobId,
+      execution_origin: e.executionOrigin,
+      created_at_ms: e.createdAt,
+    })
+    .execute();
+}
+
+/** Allocations past their expiry that still hold credits. */
+export async function findExpiredWithRemaining(db: Db, workspaceId: string, now: number): Promise<Allocation[]> {
+  const rows = await db
+    .selectFrom('credit_allocations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('remaining_mc', '>', 0)
+    .where('expires_at_ms', 'is not', null)
+    .where('expires_at_ms', '<=', now)
+    .orderBy('id')
+    .execute();
+  return rows.map(toAllocation);
+}
+
+/** Workspaces with an expired allocation that still holds credits (for the sweeper). */
+export async function findWorkspacesWithExpired(db: Db, now: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('credit_allocations')
+    .select('workspace_id')
+    .distinct()
+    .where('remaining_mc', '>', 0)
+    .where('expires_at_ms', 'is not', null)
+    .where('expires_at_ms', '<=', now)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.workspace_id);
+}
+
+export async function zeroAllocation(db: Db, id: string, expectedRemaining: number): Promise<boolean> {
+  const r = await db
+    .updateTable('credit_allocations')
+    .set({ remaining_mc: 0 })
+    .where('id', '=', id)
+    .where('remaining_mc', '=', expectedRemaining)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Sum of remaining credits over allocations that have not expired at `now`. */
+export async function sumLiveRemaining(db: Db, workspaceId: string, now: number): Promise<number> {
+  const r = await db
+    .selectFrom('credit_allocations')
+    .select((eb) => eb.fn.sum<number>('remaining_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>', now)]))
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
+}
+
+/** Live allocations (credits left, not expired), oldest first, after the id `afterId`. */
+export async function pageLiveAllocations(db: Db, workspaceId: string, now: number, afterId: string | undefined, limit: number): Promise<Allocation[]> {
+  let q = db
+    .selectFrom('credit_allocations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('remaining_mc', '>', 0)
+    .where((eb) => eb.or([eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>', now)]));
+  if (afterId) q = q.where('id', '>', afterId);
+  const rows = await q.orderBy('id', 'asc').limit(limit).execute();
+  return rows.map(toAllocation);
+}
+
+/** Ledger entries newest first, before the id `beforeId`. */
+export async function pageLedger(db: Db, workspaceId: string, beforeId: string | undefined, limit: number): Promise<LedgerEntry[]> {
+  let q = db.selectFrom('credit_transactions').selectAll().where('workspace_id', '=', workspaceId);
+  if (beforeId) q = q.where('id', '<', beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+  return rows.map(toEntry);
+}
+
+export async function sumLedger(db: Db, workspaceId: string): Promise<number> {
+  const r = await db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
+}
+
+/** Credits spent (positive number) by usage transactions in [from, to), for a key or the whole workspace. */
+export async function sumSpent(db: Db, workspaceId: string, keyId: string | null, from: number, to: number): Promise<number> {
+  let q = db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .where('type', '=', 'usage')
+    .where('created_at_ms', '>=', from)
+    .where('created_at_ms', '<', to);
+  if (keyId) q = q.where('key_id', '=', keyId);
+  const r = await q.executeTakeFirst();
+  return -Number(r?.total ?? 0);
+}
+
+/** Credits held by open reservations, for the workspace or one key of it. */
+export async function sumOpenHolds(db: Db, workspaceId: string, keyId: string | null = null): Promise<number> {
+  let q = db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .where('released_at_ms', 'is', null);
+  if (keyId) q = q.where('key_id', '=', keyId);
+  const r = await q.executeTakeFirst();
+  return Number(r?.total ?? 0);
+}

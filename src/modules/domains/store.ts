@@ -1,0 +1,78 @@
+/** SQL for workspace domains (hostnames used by webhooks). */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Row } from '../../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface Domain {
+  workspaceId: string;
+  hostname: string;
+  status: 'pending' | 'verified';
+  verificationToken: string;
+  verifiedMethod: string | null;
+  verifiedAt: number | null;
+  createdAt: number;
+}
+
+function toDomain(r: Row<'domains'>): Domain {
+  return {
+    workspaceId: r.workspace_id,
+    hostname: r.hostname,
+    status: r.status,
+    verificationToken: r.verification_token,
+    verifiedMethod: r.verified_method,
+    verifiedAt: r.verified_at_ms,
+    createdAt: r.created_at_ms,
+  };
+}
+
+export async function findDomain(db: Db, workspaceId: string, hostname: string): Promise<Domain | undefined> {
+  const r = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('hostname', '=', hostname).executeTakeFirst();
+  return r && toDomain(r);
+}
+
+/** The workspace in which `hostname` is verified, if any. */
+export async function findVerifiedDomain(db: Db, hostname: string): Promise<Domain | undefined> {
+  const r = await db.selectFrom('domains').selectAll().where('hostname', '=', hostname).where('status', '=', 'verified').executeTakeFirst();
+  return r && toDomain(r);
+}
+
+export async function insertDomain(db: Db, d: Domain): Promise<void> {
+  await db
+    .insertInto('domains')
+    .values({
+      workspace_id: d.workspaceId,
+      hostname: d.hostname,
+      status: d.status,
+      verification_token: d.verificationToken,
+      verified_method: d.verifiedMethod,
+      verified_at_ms: d.verifiedAt,
+      created_at_ms: d.createdAt,
+    })
+    .execute();
+}
+
+export async function setDomainVerified(db: Db, workspaceId: string, hostname: string, method: string, now: number): Promise<void> {
+  await db
+    .updateTable('domains')
+    .set({ status: 'verified', verified_method: method, verified_at_ms: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('hostname', '=', hostname)
+    .execute();
+}
+
+/** Returns a verified hostname of another workspace to pending (the hostname moved). */
+export async function unverifyElsewhere(db: Db, hostname: string, exceptWorkspaceId: string): Promise<void> {
+  await db
+    .updateTable('domains')
+    .set({ status: 'pending', verified_method: null, verified_at_ms: null })
+    .where('hostname', '=', hostname)
+    .where('status', '=', 'verified')
+    .where('workspace_id', '<>', exceptWorkspaceId)
+    .execute();
+}
+
+export async function deleteDomain(db: Db, workspaceId: string, hostname: string): Promise<boolean> {
+  const r = await db.deleteFrom('domains').where('workspace_id', '=', workspaceId).where('hostname', '=', hostname).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}

@@ -1,0 +1,237 @@
+/**
+ * Usage-point counters per workspace, shared by every key and transport (spec Authentication 6),
+ * in two windows: the UTC minute and the UTC calendar month.
+ *
+ * Each process keeps a view of every active workspace: `base` (the shared counter as last read
+ * from the database) plus `delta` (points this process admitted since). Admission checks the view
+ * and never writes on the request path, so a refused request writes nothing. Every
+ * `flushMs` the deltas are added to the shared rows (`used = used + delta RETURNING used`), which
+ * also brings in what other processes admitted.
+ *
+ * Over-admission bound: with one process (embedded SQLite, the only writer) the view is exact.
+ * With P processes, each may admit against a base up to one flush interval old, so a window can
+ * exceed its limit by at most what the other P-1 processes admitted in one interval.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodRange } from '../../lib/periods.js';
+
+export interface WindowView {
+  limit: number;
+  used: number;
+  resetsAt: number;
+}
+
+export type LimitName = 'POINTS_MINUTE' | 'POINTS_MONTH';
+
+export type ChargeResult =
+  | { ok: true; minute: WindowView; month: WindowView }
+  | { ok: false; limit: LimitName; resetsAt: number; minute: WindowView; month: WindowView };
+
+interface Counter {
+  start: number;
+  end: number;
+  base: number;
+  delta: number;
+}
+
+interface Entry {
+  workspaceId: string;
+  minute: Counter;
+  month: Counter;
+  touchedAt: number;
+}
+
+interface PendingWrite {
+  workspaceId: string;
+  kind: 'minute' | 'month';
+  start: number;
+  delta: number;
+}
+
+export interface PointLimits {
+  pointsPerMinute: number;
+  pointsPerMonth: number;
+}
+
+export class UsageMeter {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<Entry>>();
+  private pending: PendingWrite[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly flushMs: number,
+    /** False when this process is the only writer: its view is exact and never needs re-reading. */
+    private readonly refreshBases: boolean,
+    private readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.flush().catch(this.onError), this.flushMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  /** Admits `points` for the workspace if both windows have room; refusals change nothing. */
+  async charge(workspaceId: string, points: number, limits: PointLimits): Promise<ChargeResult> {
+    const entry = await this.entry(workspaceId);
+    const minute = this.view(entry.minute, limits.pointsPerMinute);
+    const month = this.view(entry.month, limits.pointsPerMonth);
+    if (minute.used + points > minute.limit) return { ok: false, limit: 'POINTS_MINUTE', resetsAt: minute.resetsAt, minute, month };
+    if (month.used + points > month.limit) return { ok: false, limit: 'POINTS_MONTH', resetsAt: month.resetsAt, minute, month };
+    entry.minute.delta += points;
+    entry.month.delta += points;
+    minute.used += points;
+    month.used += points;
+    return { ok: true, minute, month };
+  }
+
+  async peek(workspaceId: string, limits: PointLimits): Promise<{ minute: WindowView; month: WindowView }> {
+    const entry = await this.entry(workspaceId);
+    return { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };
+  }
+
+  private view(c: Counter, limit: number): WindowView {
+    return { limit, used: c.base + c.delta, resetsAt: c.end };
+  }
+
+  private async entry(workspaceId: string): Promise<Entry> {
+    const now = this.clock.now();
+    const existing = this.entries.get(workspaceId);
+    if (existing) {
+      existing.touchedAt = now;
+      if (now < existing.minute.end && now < existing.month.end) return existing;
+      this.roll(existing, now);
+      if (now < existing.month.end) return existing;
+    }
+    let load = this.loading.get(workspaceId);
+    if (!load) {
+      load = this.load(workspaceId, now).finally(() => this.loading.delete(workspaceId));
+      this.loading.set(workspaceId, load);
+    }
+    return load;
+  }
+
+  /** Moves a counter into the current window, keeping its unsent points as a pending write. */
+  private roll(entry: Entry, now: number): void {
+    for (const kind of ['minute', 'month'] as const) {
+      const c = entry[kind];
+      if (now < c.end) continue;
+      if (c.delta > 0) this.pending.push({ workspaceId: entry.workspaceId, kind, start: c.start, delta: c.delta });
+      const range = periodRange(kind, now);
+      entry[kind] = { start: range.start, end: range.end, base: 0, delta: 0 };
+    }
+  }
+
+  private async load(workspaceId: string, now: number): Promise<Entry> {
+    const minuteRange = periodRange('minute', now);
+    const monthRange = periodRange('month', now);
+    const rows = await this.db
+      .selectFrom('usage_counters')
+      .select(['window_kind', 'window_start_ms', 'used'])
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('window_kind', '=', 'minute'), eb('window_start_ms', '=', minuteRange.start)]),
+          eb.and([eb('window_kind', '=', 'month'), eb('window_start_ms', '=', monthRange.start)]),
+        ]),
+      )
+      .execute();
+    const used = (kind: string) => Number(rows.find((r) => r.window_kind === kind)?.used ?? 0);
+    const previous = this.entries.get(workspaceId);
+    const entry: Entry = {
+      workspaceId,
+      minute: { start: minuteRange.start, end: minuteRange.end, base: used('minute'), delta: 0 },
+      month: { start: monthRange.start, end: monthRange.end, base: used('month'), delta: 0 },
+      touchedAt: now,
+    };
+    // Charges admitted while loading (on a rolled entry) must not be lost.
+    if (previous && previous.month.start === entry.month.start) entry.month.delta = previous.month.delta;
+    if (previous && previous.minute.start === entry.minute.start) entry.minute.delta = previous.minute.delta;
+    this.entries.set(workspaceId, entry);
+    return entry;
+  }
+
+  /** Writes every unsent delta and refreshes the bases of recently used workspaces. */
+  async flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = this.doFlush().finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async doFlush(): Promise<void> {
+    const now = this.clock.now();
+    const writes = this.pending;
+    this.pending = [];
+    const synced: { counter: Counter; write: PendingWrite }[] = [];
+    for (const entry of this.entries.values()) {
+      if (now - entry.touchedAt > 120_000) {
+        if (entry.minute.delta === 0 && entry.month.delta === 0) {
+          this.entries.delete(entry.workspaceId);
+          continue;
+        }
+      }
+      for (const kind of ['minute', 'month'] as const) {
+        const c = entry[kind];
+        if (c.delta === 0 && !this.refreshBases) continue;
+        const write = { workspaceId: entry.workspaceId, kind, start: c.start, delta: c.delta };
+        c.delta = 0;
+        c.base += write.delta;
+        synced.push({ counter: c, write });
+      }
+    }
+    try {
+      for (const w of writes) await this.add(w);
+      for (const s of synced) {
+        const total = await this.add(s.write);
+        // Other processes' points arrive here; ours are already part of `total`.
+        if (total !== undefined) s.counter.base = total;
+      }
+    } catch (err) {
+      // Keep the points: they are retried on the next flush.
+      this.pending.push(...writes, ...synced.map((s) => s.write).filter((w) => w.delta > 0));
+      for (const s of synced) s.counter.base -= s.write.delta;
+      throw err;
+    }
+    if (Math.random() < 0.01) await this.pruneOldMinutes(now);
+  }
+
+  private async add(w: PendingWrite): Promise<number | undefined> {
+    if (w.delta === 0) {
+      const row = await this.db
+        .selectFrom('usage_counters')
+        .select('used')
+        .where('workspace_id', '=', w.workspaceId)
+        .where('window_kind', '=', w.kind)
+        .where('window_start_ms', '=', w.start)
+        .executeTakeFirst();
+      return Number(row?.used ?? 0);
+    }
+    const row = await this.db
+      .insertInto('usage_counters')
+      .values({ workspace_id: w.workspaceId, window_kind: w.kind, window_start_ms: w.start, used: w.delta })
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'window_kind', 'window_start_ms']).doUpdateSet((eb) => ({ used: eb('usage_counters.used', '+', w.delta) })),
+      )
+      .returning('used')
+      .executeTakeFirst();
+    return row ? Number(row.used) : undefined;
+  }
+
+  private async pruneOldMinutes(now: number): Promise<void> {
+    await this.db.deleteFrom('usage_counters').where('window_kind', '=', 'minute').where('window_start_ms', '<', now - 3_600_000).execute();
+  }
+}

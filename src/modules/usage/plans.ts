@@ -1,0 +1,23 @@
+/** Plan defaults of the spec's Limits table, and the limits a workspace really has after overrides. */
+import type { LimitOverrides, Plan, Workspace } from '../accounts/types.js';
+
+export interface Limits {
+  pointsPerMinute: number;
+  pointsPerMonth: number;
+  activeKeys: number;
+  runningJobs: number;
+  waitingJobs: number;
+  streams: number;
+}
+
+export const PLAN_DEFAULTS: Record<Plan, Limits> = {
+  free: { pointsPerMinute: 240, pointsPerMonth: 10_000, activeKeys: 5, runningJobs: 1, waitingJobs: 3, streams: 0 },
+  starter: { pointsPerMinute: 1_200, pointsPerMonth: 200_000, activeKeys: 20, runningJobs: 3, waitingJobs: 50, streams: 0 },
+  pro: { pointsPerMinute: 3_600, pointsPerMonth: 1_000_000, activeKeys: 50, runningJobs: 6, waitingJobs: 100, streams: 3 },
+};
+
+export const LIMIT_NAMES = ['pointsPerMinute', 'pointsPerMonth', 'runningJobs', 'waitingJobs', 'streams', 'activeKeys'] as const satisfies readonly (keyof LimitOverrides)[];
+
+export function resolveLimits(ws: Pick<Workspace, 'plan' | 'limitOverrides'>): Limits {
+  return { ...PLAN_DEFAULTS[ws.plan], ...ws.limitOverrides };
+}

@@ -1,0 +1,52 @@
+/** GET /v1/usage: points windows, budgets and stream availability of the selected workspace. */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { requireAuth } from '../../http/auth-hook.js';
+import { envelopeSchema, ok } from '../../http/envelope.js';
+import { Millicents, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { toIso } from '../../lib/clock.js';
+import { usageReport } from './service.js';
+
+const UsageSchema = Type.Object({
+  workspaceId: Uuid,
+  plan: Type.String(),
+  points: Type.Object({
+    minuteLimit: Type.Integer(),
+    minuteUsed: Type.Integer(),
+    minuteResetsAt: Timestamp,
+    monthlyLimit: Type.Integer(),
+    monthlyUsed: Type.Integer(),
+    monthlyResetsAt: Timestamp,
+  }),
+  budgets: Type.Array(
+    Type.Object({
+      scope: Type.Union([Type.Literal('key'), Type.Literal('workspace')]),
+      period: Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]),
+      limitMillicents: Millicents,
+      spentMillicents: Millicents,
+      reservedMillicents: Millicents,
+      resetsAt: Timestamp,
+    }),
+  ),
+  streams: Type.Object({ enabled: Type.Boolean(), maximum: Type.Integer() }),
+});
+
+export async function usageRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.get(
+    '/v1/usage',
+    {
+      schema: { tags: ['usage'], summary: 'Usage points, budgets and streams', headers: WorkspaceHeaders, response: { 200: envelopeSchema(UsageSchema) } },
+      config: { meta: { code: 'PUBLIC_USAGE_GET', message: 'Usage read.', auth: 'key', scope: 'usage:read', points: 1 } },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const report = await usageReport(deps, auth.workspace, auth.key);
+      return ok(request, {
+        ...report,
+        points: { ...report.points, minuteResetsAt: toIso(report.points.minuteResetsAt), monthlyResetsAt: toIso(report.points.monthlyResetsAt) },
+        budgets: report.budgets.map((b) => ({ ...b, resetsAt: toIso(b.resetsAt) })),
+      });
+    },
+  );
+}

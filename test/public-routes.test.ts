@@ -1,0 +1,101 @@
+/** Shared route tests run for every public endpoint: authentication, workspace, scope, envelope. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, describeEachDatabase } from './support/harness.js';
+import { PUBLIC_ENDPOINTS } from './support/endpoints.js';
+import { seedKey, seedTenant } from './support/seed.js';
+import { SCOPES } from '../src/modules/auth/scopes.js';
+
+function assertErrorEnvelope(res: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
+  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${JSON.stringify(res.json())}`);
+  const body = res.json();
+  assert.equal(body.success, false);
+  assert.equal(body.code, code);
+  assert.equal(typeof body.message, 'string');
+  assert.equal(body.requestId, res.headers['x-request-id']);
+}
+
+describeEachDatabase('shared route rules', (get) => {
+  for (const ep of PUBLIC_ENDPOINTS) {
+    const name = `${ep.method} ${ep.url}`;
+
+    test(`${name}: success uses the envelope with code ${ep.code}, X-Request-Id and RateLimit headers`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps, { credits: 5000 });
+      const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = res.json();
+      assert.equal(body.success, true);
+      assert.equal(body.code, ep.code);
+      assert.equal(typeof body.message, 'string');
+      assert.equal(typeof body.data, 'object');
+      assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+      assert.ok(res.headers['ratelimit-limit']);
+      assert.ok(res.headers['ratelimit-remaining']);
+      assert.ok(res.headers['ratelimit-reset']);
+    });
+
+    test(`${name}: no key is 401 UNAUTHENTICATED`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
+    });
+
+    test(`${name}: malformed, unknown and revoked keys are 401`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      for (const secret of ['nope', `wask_${'A'.repeat(43)}`, `${t.secret}x`, t.secret.toUpperCase()]) {
+        assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
+      }
+      const basic = await call(ctx, ep.method, ep.url, { headers: { authorization: `Basic ${t.secret}` }, workspaceId: t.workspace.id });
+      assertErrorEnvelope(basic, 401, 'UNAUTHENTICATED');
+    });
+
+    test(`${name}: a key in the query string is 401 even with a valid header`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      for (const param of ['api_key', 'apiKey', 'key', 'access_token', 'token']) {
+        const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, query: { [param]: t.secret } });
+        assertErrorEnvelope(res, 401, 'UNAUTHENTICATED');
+      }
+    });
+
+    test(`${name}: missing or malformed workspace header is 400 INVALID_REQUEST`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret }), 400, 'INVALID_REQUEST');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: 'not-a-uuid' }), 400, 'INVALID_REQUEST');
+    });
+
+    test(`${name}: another workspace is 403 FORBIDDEN_WORKSPACE`, async () => {
+      const ctx = get();
+      const a = await seedTenant(ctx.deps);
+      const b = await seedTenant(ctx.deps);
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: a.secret, workspaceId: b.workspace.id }), 403, 'FORBIDDEN_WORKSPACE');
+    });
+
+    test(`${name}: a key without scope ${ep.scope} is 403 FORBIDDEN_SCOPE`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: SCOPES.filter((s) => s !== ep.scope) });
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 403, 'FORBIDDEN_SCOPE');
+    });
+
+    test(`${name}: a key without the REST transport is 403 FORBIDDEN_TRANSPORT`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 403, 'FORBIDDEN_TRANSPORT');
+    });
+
+    test(`${name}: costs ${ep.points} usage points`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      const first = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
+      const second = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
+      const r1 = Number(first.headers['ratelimit-remaining']);
+      const r2 = Number(second.headers['ratelimit-remaining']);
+      assert.equal(r1 - r2, ep.points);
+    });
+  }
+});

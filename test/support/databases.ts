@@ -1,0 +1,62 @@
+/**
+ * The databases every suite runs on: SQLite (a temp file), PGlite (PostgreSQL in-process) and,
+ * when TEST_DATABASE_URL is set, a real PostgreSQL server (a fresh database per suite, dropped
+ * afterwards). TEST_DATABASES=sqlite,pglite narrows the list.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+
+export type TestDatabaseName = 'sqlite' | 'pglite' | 'postgres';
+
+export interface TestDatabase {
+  name: TestDatabaseName;
+  /** A URL other processes can open (sqlite file or postgres database); undefined for PGlite. */
+  url: string | undefined;
+  handle: DatabaseHandle;
+  dispose(): Promise<void>;
+}
+
+export function testDatabaseNames(): TestDatabaseName[] {
+  const all: TestDatabaseName[] = ['sqlite', 'pglite'];
+  if (process.env.TEST_DATABASE_URL) all.push('postgres');
+  const only = process.env.TEST_DATABASES?.split(',').map((s) => s.trim());
+  return only ? all.filter((n) => only.includes(n)) : all;
+}
+
+export async function createTestDatabase(name: TestDatabaseName): Promise<TestDatabase> {
+  if (name === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'was-sqlite-'));
+    const url = `sqlite:${join(dir, 'test.db')}`;
+    const handle = await openDatabase(url);
+    return { name, url, handle, dispose: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  if (name === 'pglite') {
+    const handle = await openDatabase('pglite:');
+    return { name, url: undefined, handle, dispose: async () => {} };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const dbName = `was_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  const url = u.toString();
+  const handle = await openDatabase(url, { poolMax: 20 });
+  return {
+    name,
+    url,
+    handle,
+    dispose: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${dbName} with (force)`);
+      await c.end();
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * Test harness: `describeEachDatabase` runs a block of tests once per test database, each with
+ * its own migrated database, fake clock, deps and Fastify app (not listening; use `inject`, or
+ * `listen()` where a real socket matters).
+ */
+import { after, before, describe } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDeps, type Deps, type NetLookups } from '../../src/deps.js';
+import { FakeClock } from '../../src/lib/clock.js';
+import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestDatabaseName } from './databases.js';
+
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789abcdef';
+
+export interface TestContext {
+  dbName: TestDatabaseName;
+  database: TestDatabase;
+  deps: Deps;
+  app: FastifyInstance;
+  clock: FakeClock;
+  config: Config;
+  dataDir: string;
+  /** Fake DNS TXT records for domain verification. */
+  txtRecords: Map<string, string[][]>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  /** Start time of the fake clock (epoch ms). */
+  now?: number;
+}
+
+export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: 'sqlite:unused.db',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    SECRET_KEY: TEST_SECRET_KEY,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export async function createTestContext(dbName: TestDatabaseName, options: HarnessOptions = {}): Promise<TestContext> {
+  const database = await createTestDatabase(dbName);
+  const dataDir = mkdtempSync(join(tmpdir(), 'was-data-'));
+  const config = testConfig(dataDir, options.env);
+  const clock = new FakeClock(options.now ?? Date.UTC(2026, 10, 18, 12, 0, 0));
+  const txtRecords = new Map<string, string[][]>();
+  const net: NetLookups = {
+    resolveTxt: async (name) => {
+      const records = txtRecords.get(name);
+      if (!records) throw Object.assign(new Error(`queryTxt ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
+      return records;
+    },
+  };
+  const deps = await createDeps({
+    config,
+    secretKey: TEST_SECRET_KEY,
+    database: database.handle,
+    clock,
+    log: pino({ level: 'silent' }),
+    epochPollMs: 0,
+    net,
+  });
+  const app = await buildApp(deps);
+  await app.ready();
+  return { dbName, database, deps, app, clock, config, dataDir, txtRecords };
+}
+
+export async function disposeTestContext(ctx: TestContext): Promise<void> {
+  await ctx.app.close();
+  await ctx.deps.close();
+  await ctx.database.dispose();
+  rmSync(ctx.dataDir, { recursive: true, force: true });
+}
+
+/** Runs `body` once per test database; `get()` returns that database's context inside tests. */
+export function describeEachDatabase(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}): void {
+  for (const dbName of testDatabaseNames()) {
+    describe(`${title} [${dbName}]`, () => {
+      let ctx: TestContext | undefined;
+      before(async () => {
+        ctx = await createTestContext(dbName, options);
+      });
+      after(async () => {
+        if (ctx) await disposeTestContext(ctx);
+      });
+      body(() => {
+        if (!ctx) throw new Error('test context not ready');
+        return ctx;
+      });
+    });
+  }
+}
+
+export interface CallOptions {
+  secret?: string;
+  workspaceId?: string;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: unknown;
+  remoteAddress?: string;
+}
+
+/** A request to the public API with a key and workspace header. */
+export async function call(ctx: TestContext, method: InjectOptions['method'], url: string, o: CallOptions = {}): Promise<LightMyRequestResponse> {
+  const headers: Record<string, string> = { ...o.headers };
+  if (o.secret !== undefined) headers.authorization = `Bearer ${o.secret}`;
+  if (o.workspaceId !== undefined) headers['x-service-workspace'] = o.workspaceId;
+  return ctx.app.inject({
+    method,
+    url,
+    headers,
+    ...(o.query ? { query: o.query } : {}),
+    ...(o.body !== undefined ? { payload: o.body as object } : {}),
+    ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}),
+  });
+}
+
+/** A request to the admin API. */
+export async function admin(ctx: TestContext, url: string, body?: unknown, token = TEST_ADMIN_TOKEN): Promise<LightMyRequestResponse> {
+  return ctx.app.inject({
+    method: 'POST',
+    url,
+    headers: { authorization: `Bearer ${token}` },
+    ...(body !== undefined ? { payload: body as object } : {}),
+  });
+}

@@ -1,0 +1,21 @@
+/**
+ * Ledger invariants, asserted after every test that moves money:
+ * sum of ledger amounts = sum of remaining credits over allocations (granted − spent − expired);
+ * reserved = sum of open holds; spendable = total − reserved ≥ 0.
+ */
+import assert from 'node:assert/strict';
+import type { Deps } from '../../src/deps.js';
+import * as store from '../../src/modules/billing/store.js';
+
+export async function assertLedgerInvariants(deps: Deps, workspaceId: string): Promise<void> {
+  const ledger = await store.sumLedger(deps.db, workspaceId);
+  const remaining = await deps.db
+    .selectFrom('credit_allocations')
+    .select((eb) => eb.fn.sum<number>('remaining_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  assert.equal(ledger, Number(remaining?.total ?? 0), 'ledger sum equals remaining credits of all allocations');
+  const total = await store.sumLiveRemaining(deps.db, workspaceId, deps.clock.now());
+  const reserved = await store.sumOpenHolds(deps.db, workspaceId);
+  assert.ok(total - reserved >= 0, `spendable ${total - reserved} is not negative`);
+}
