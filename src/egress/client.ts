@@ -1,0 +1,290 @@
+/**
+ * The service's one guarded outbound HTTP client.
+ *
+ * Invariant: a socket is only ever opened to an address that passed the address policy
+ * (`./address-policy.ts`) at the moment of connecting. Host names are resolved exactly once per
+ * connection, inside the connection's own `lookup`, every resolved address is checked, and the
+ * socket is handed only those checked addresses (DNS pinning: no second resolution between check
+ * and connect). IP-literal hosts never reach `lookup`, so they are checked before dispatch. Every
+ * redirect hop is re-validated the same way. No raw undici / node error escapes: failures become
+ * `EgressError`, except a caller-initiated abort (see `request` below).
+ */
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
+import { Agent, request as undiciRequest } from 'undici';
+import { compileAllowList, isIpAllowed, parseIpLiteral, type AllowList } from './address-policy.js';
+import { checkDeclaredLength, decodersFor, readCappedBody } from './body.js';
+import { EgressError, type Egress, type EgressRequest, type EgressResponse } from './types.js';
+
+export { isAddressAllowed } from './address-policy.js';
+
+export interface EgressOptions {
+  /** CIDRs or single IPs (v4/v6) allowed even though they are not public unicast (e.g. an internal service). */
+  allowCidrs: string[];
+  /** Default `user-agent` (a per-request `user-agent` header wins). */
+  userAgent?: string;
+}
+
+export const DEFAULT_USER_AGENT = 'WorkspaceAutomationService/1.0';
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+const DEFAULT_MAX_REDIRECTS = 5;
+/** How much of a redirect's body we read to keep the connection reusable before giving up on it. */
+const REDIRECT_DRAIN_LIMIT = 64 * 1024;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers the client owns: callers cannot set them (hop-by-hop, framing, Host, encoding). */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'content-length',
+  'accept-encoding',
+]);
+/** Dropped when a redirect leaves the current origin. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+const CREDENTIAL_HEADER_PATTERN = /(auth|token|secret|password|api[-_]?key|session|cookie|signature)/i;
+/** Dropped when a redirect turns the request into a body-less GET (fetch "request-body-header names"). */
+const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
+const DNS_ERROR_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'EAI_NONAME', 'EAI_FAIL', 'ENODATA', 'ESERVFAIL']);
+const TIMEOUT_ERROR_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+type Method = NonNullable<EgressRequest['method']>;
+
+function positiveOr(value: number | undefined, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function blocked(host: string): EgressError {
+  return new EgressError('EGRESS_BLOCKED', `destination ${host} is not a permitted address`);
+}
+
+/**
+ * Parses and validates one hop's URL: http(s) only, no userinfo, IP-literal hosts checked against
+ * the policy right here (the connection's lookup is never consulted for literals).
+ */
+function checkUrl(input: string, base: URL | undefined, allow: AllowList): URL {
+  let url: URL;
+  try {
+    url = base ? new URL(input, base) : new URL(input);
+  } catch {
+    throw new EgressError('EGRESS_BAD_URL', 'not a valid absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new EgressError('EGRESS_BAD_URL', `scheme ${url.protocol} is not allowed`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new EgressError('EGRESS_BAD_URL', 'URLs with credentials are not allowed');
+  }
+  if (url.hostname === '') throw new EgressError('EGRESS_BAD_URL', 'URL has no host');
+  const literal = parseIpLiteral(url.hostname);
+  if (literal && !isIpAllowed(literal, allow)) throw blocked(url.hostname);
+  url.hash = '';
+  return url;
+}
+
+/**
+ * The pinned resolver handed to every socket: one resolution, all answers checked, and exactly the
+ * checked answers returned to `net` (which then connects to one of them and nothing else).
+ */
+function pinnedLookup(allow: AllowList): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = typeof options.family === 'number' ? options.family : options.family === 'IPv6' ? 6 : options.family === 'IPv4' ? 4 : 0;
+    dns.lookup(hostname, { all: true, family, hints: options.hints, verbatim: true }, (err, addresses) => {
+      if (err) {
+        const code = err.code ?? 'unknown';
+        callback(new EgressError(DNS_ERROR_CODES.has(code) ? 'EGRESS_DNS' : 'EGRESS_NETWORK', `cannot resolve ${hostname} (${code})`), '');
+        return;
+      }
+      if (addresses.length === 0) {
+        callback(new EgressError('EGRESS_DNS', `no address for ${hostname}`), '');
+        return;
+      }
+      for (const { address } of addresses) {
+        const ip = parseIpLiteral(address);
+        if (!ip || !isIpAllowed(ip, allow)) {
+          callback(blocked(hostname), '');
+          return;
+        }
+      }
+      if (options.all) {
+        callback(null, addresses);
+      } else {
+        const first = addresses[0]!;
+        callback(null, first.address, first.family);
+      }
+    });
+  };
+}
+
+function buildHeaders(given: Record<string, string> | undefined, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given ?? {})) {
+    const key = name.toLowerCase();
+    if (!RESERVED_HEADERS.has(key)) headers[key] = value;
+  }
+  headers['user-agent'] ??= userAgent;
+  headers['accept-encoding'] = 'gzip, deflate, br';
+  return headers;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function findEgressError(err: unknown): EgressError | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    if (current instanceof EgressError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Maps anything thrown while talking to the network onto the EgressError vocabulary. */
+function toEgressError(err: unknown): EgressError {
+  const own = findEgressError(err);
+  if (own) return own;
+  const code = errorCode(err);
+  if (code && TIMEOUT_ERROR_CODES.has(code)) return new EgressError('EGRESS_TIMEOUT', `timed out (${code})`);
+  if (code && DNS_ERROR_CODES.has(code)) return new EgressError('EGRESS_DNS', `name resolution failed (${code})`);
+  return new EgressError('EGRESS_NETWORK', `request failed (${code ?? 'unknown error'})`);
+}
+
+export function createEgress(options: EgressOptions): Egress {
+  const allow = compileAllowList(options.allowCidrs);
+  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
+  const lookup = pinnedLookup(allow);
+  /** One keep-alive Agent per connect timeout in use (normally exactly one). */
+  const agents = new Map<number, Agent>();
+  let closed = false;
+
+  function agentFor(connectTimeoutMs: number): Agent {
+    let agent = agents.get(connectTimeoutMs);
+    if (!agent) {
+      agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs } });
+      agents.set(connectTimeoutMs, agent);
+    }
+    return agent;
+  }
+
+  async function run(startUrl: string, init: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
+    const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
+    const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
+    const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS));
+    let url = checkUrl(startUrl, undefined, allow);
+    let method: Method = init.method ?? 'GET';
+    let body = init.body;
+    const headers = buildHeaders(init.headers, userAgent);
+
+    for (let redirects = 0; ; redirects++) {
+      const res = await undiciRequest(url, { dispatcher, method, headers, body, signal });
+      // Whatever happens to the body later (our own destroy, an abort), it must never become an
+      // unhandled 'error' event; failures are reported through the awaited promises instead.
+      res.body.on('error', () => undefined);
+      const location = REDIRECT_STATUSES.has(res.statusCode) ? firstHeader(res.headers.location) : undefined;
+
+      if (location !== undefined && maxRedirects > 0) {
+        await res.body.dump({ limit: REDIRECT_DRAIN_LIMIT }).catch(() => undefined);
+        if (redirects >= maxRedirects) {
+          throw new EgressError('EGRESS_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
+        }
+        const next = checkUrl(location, url, allow);
+        const status = res.statusCode;
+        if (((status === 301 || status === 302) && method === 'POST') || (status === 303 && method !== 'GET' && method !== 'HEAD')) {
+          method = 'GET';
+          body = undefined;
+          for (const name of BODY_HEADERS) delete headers[name];
+        }
+        if (next.origin !== url.origin) {
+          for (const name of Object.keys(headers)) {
+            if (CREDENTIAL_HEADERS.has(name) || CREDENTIAL_HEADER_PATTERN.test(name)) delete headers[name];
+          }
+        }
+        url = next;
+        continue;
+      }
+
+      try {
+        checkDeclaredLength(res.headers['content-length'], maxBytes);
+        const bodyless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
+        const decoders = bodyless ? [] : decodersFor(res.headers['content-encoding']);
+        const data = await readCappedBody(res.body, decoders, maxBytes, signal);
+        const outHeaders: EgressResponse['headers'] = { ...res.headers };
+        if (decoders.length > 0) {
+          // The body we return is decoded, so the wire framing headers no longer describe it.
+          delete outHeaders['content-encoding'];
+          delete outHeaders['content-length'];
+        }
+        return { status: res.statusCode, headers: outHeaders, body: data, url: url.href };
+      } catch (err) {
+        if (!res.body.destroyed) res.body.destroy();
+        throw err;
+      }
+    }
+  }
+
+  return {
+    /**
+     * Performs one guarded request. Errors are always `EgressError`, with one exception: when the
+     * caller's own `init.signal` aborts, the signal's `reason` is rethrown unchanged (a DOMException
+     * named "AbortError" unless the caller supplied another reason), as fetch does. The client's own
+     * `timeoutMs` deadline yields EGRESS_TIMEOUT.
+     */
+    async request(url: string, init: EgressRequest = {}): Promise<EgressResponse> {
+      if (closed) throw new EgressError('EGRESS_NETWORK', 'egress client is closed');
+      const callerSignal = init.signal;
+      callerSignal?.throwIfAborted();
+
+      const timeoutMs = positiveOr(init.timeoutMs, DEFAULT_TIMEOUT_MS);
+      const controller = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+
+      try {
+        return await run(url, init, controller.signal);
+      } catch (err) {
+        if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`);
+        if (callerSignal?.aborted) throw callerSignal.reason;
+        throw toEgressError(err);
+      } finally {
+        clearTimeout(timer);
+        callerSignal?.removeEventListener('abort', onCallerAbort);
+      }
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      const all = [...agents.values()];
+      agents.clear();
+      await Promise.all(all.map((agent) => agent.close()));
+    },
+  };
+}
