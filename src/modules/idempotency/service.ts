@@ -1,0 +1,99 @@
+/**
+ * Idempotency of POST /v1/runs and POST /v1/jobs/{id}/retry (decisions.md section 1). Scope:
+ * (API key, workspace, Idempotency-Key); kept 24 h. The first request claims the key (`in_flight`);
+ * its successful response is stored in the same transaction as its side effects, so a replay
+ * returns exactly what the first request answered. A request that fails before any side effect
+ * releases the claim, so the client may retry after fixing the cause (e.g. adding credits).
+ */
+import type { Transaction } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import { sha256Hex } from '../../lib/crypto.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+export interface IdempotencyScope {
+  keyId: string;
+  workspaceId: string;
+  idemKey: string;
+}
+
+export type Claim = { kind: 'new' } | { kind: 'replay'; statusCode: number; body: unknown };
+
+/** JSON with object keys sorted, so equal inputs hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestHash(endpoint: string, body: unknown): string {
+  return sha256Hex(`${endpoint}\n${canonicalJson(body)}`);
+}
+
+export function validateIdempotencyKey(header: string | string[] | undefined): string {
+  if (typeof header !== 'string' || header.length < 1 || header.length > 128) {
+    throw new AppError('IDEMPOTENCY_KEY_REQUIRED');
+  }
+  return header;
+}
+
+function where(scope: IdempotencyScope) {
+  return (qb: any) => qb.where('key_id', '=', scope.keyId).where('workspace_id', '=', scope.workspaceId).where('idem_key', '=', scope.idemKey);
+}
+
+/** Claims the key, or returns the stored response to replay; 409 on conflict or in-flight. */
+export async function claim(deps: Deps, scope: IdempotencyScope, hash: string): Promise<Claim> {
+  const now = deps.clock.now();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await deps.db
+      .insertInto('idempotency_keys')
+      .values({
+        key_id: scope.keyId,
+        workspace_id: scope.workspaceId,
+        idem_key: scope.idemKey,
+        request_hash: hash,
+        state: 'in_flight',
+        status_code: null,
+        response_json: null,
+        created_at_ms: now,
+        expires_at_ms: now + IDEMPOTENCY_TTL_MS,
+      })
+      .onConflict((oc) => oc.columns(['key_id', 'workspace_id', 'idem_key']).doNothing())
+      .returning('key_id')
+      .executeTakeFirst();
+    if (inserted) return { kind: 'new' };
+    const row = await where(scope)(deps.db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+    if (!row) continue;
+    if (Number(row.expires_at_ms) <= now) {
+      await where(scope)(deps.db.deleteFrom('idempotency_keys')).where('expires_at_ms', '<=', now).execute();
+      continue;
+    }
+    if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
+    if (row.state !== 'done') throw new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 });
+    return { kind: 'replay', statusCode: Number(row.status_code), body: JSON.parse(row.response_json as string) };
+  }
+  throw new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 });
+}
+
+/** Stores the response, in the transaction that made the side effects it reports. */
+export async function complete(trx: Transaction<Database>, scope: IdempotencyScope, statusCode: number, body: unknown): Promise<void> {
+  await where(scope)(trx.updateTable('idempotency_keys').set({ state: 'done', status_code: statusCode, response_json: JSON.stringify(body) }))
+    .where('state', '=', 'in_flight')
+    .execute();
+}
+
+/** Gives the key back after a failure with no side effects. */
+export async function release(deps: Deps, scope: IdempotencyScope): Promise<void> {
+  await where(scope)(deps.db.deleteFrom('idempotency_keys')).where('state', '=', 'in_flight').execute();
+}
+
+export async function purgeExpired(deps: Deps): Promise<void> {
+  await deps.db.deleteFrom('idempotency_keys').where('expires_at_ms', '<=', deps.clock.now()).execute();
+}

@@ -1,0 +1,117 @@
+/**
+ * Runs one attempt of a job this process holds the lease of (queued jobs claimed by a worker,
+ * or synchronous runs). Steps are checkpointed with the lease token; finishing settles the
+ * attempt in the same transaction as the status change. If the lease is lost (cancelled,
+ * recovered after a pause), the attempt stops without changing anything.
+ */
+import type { Deps } from '../../deps.js';
+import { findOperation } from '../../operations/registry.js';
+import { providerFor } from '../../providers/registry.js';
+import { ProviderError, type ProducedFile } from '../../providers/types.js';
+import { storeGeneratedMedia } from '../media/service.js';
+import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint } from './lifecycle.js';
+import { MAX_RESULT_BYTES } from './output.js';
+import * as store from './store.js';
+import type { JobRow } from './store.js';
+
+/** Stored results leave room for the signed file URLs added when the result is read (16 MiB bound). */
+const MAX_STORED_RESULT_BYTES = MAX_RESULT_BYTES - 256 * 1024;
+
+export interface ExecutionOutcome {
+  status: 'completed' | 'failed' | 'lost';
+  row?: JobRow;
+}
+
+async function storeFiles(deps: Deps, job: JobRow, files: ProducedFile[]): Promise<Checkpoint['files']> {
+  const refs: Checkpoint['files'] = [];
+  for (const f of files) {
+    const item = await storeGeneratedMedia(deps, { workspaceId: job.workspace_id, jobId: job.id, name: f.name, mimeType: f.mimeType, bytes: f.bytes });
+    refs.push({ field: f.field, ...(f.index !== undefined ? { index: f.index } : {}), ref: { mediaId: item.id, name: item.name, mimeType: item.mimeType, sizeBytes: item.sizeBytes, sha256: item.sha256 } });
+  }
+  return refs;
+}
+
+/** Puts file references into the result: a field with an index becomes a list. */
+function assemble(data: Record<string, unknown>, files: Checkpoint['files']): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...data };
+  const lists = new Map<string, { index: number; ref: unknown }[]>();
+  for (const f of files) {
+    if (f.index === undefined) result[f.field] = f.ref;
+    else lists.set(f.field, [...(lists.get(f.field) ?? []), { index: f.index, ref: f.ref }]);
+  }
+  for (const [field, items] of lists) result[field] = items.sort((a, b) => a.index - b.index).map((i) => i.ref);
+  return result;
+}
+
+export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): Promise<ExecutionOutcome> {
+  const op = findOperation(job.operation_id);
+  const token = Number(job.lease_token);
+  const cp = readCheckpoint(job);
+  if (!op) {
+    const row = await finishJob(deps, job.id, { status: 'failed', from: ['processing'], leaseToken: token, consumedMillicents: cp.attemptCost, errorCode: 'UNKNOWN_OPERATION' });
+    return row ? { status: 'failed', row } : { status: 'lost' };
+  }
+  const input = JSON.parse(job.input_json) as Record<string, unknown>;
+  const provider = providerFor(deps, op);
+  try {
+    const result = await provider.run({
+      jobId: job.id,
+      workspaceId: job.workspace_id,
+      operation: op,
+      input,
+      attempt: Number(job.attempt),
+      stepsTotal: Number(job.steps_total),
+      stepsDone: cp.stepsDone,
+      state: cp.state,
+      maximumMillicents: Number(job.max_cost_mc),
+      signal,
+      progress: async (percentage) => {
+        const now = deps.clock.now();
+        const changed = await deps.db.transaction().execute((trx) =>
+          changeJob(trx, now, job.id, ['processing'], token, { progress: Math.max(0, Math.min(100, percentage)) }),
+        );
+        if (!changed) throw new LeaseLostError(job.id);
+      },
+      checkpoint: async (step) => {
+        const refs = await storeFiles(deps, job, step.files ?? []);
+        cp.files.push(...refs);
+        cp.stepsDone = step.stepsDone;
+        cp.attemptCost += step.costMillicents;
+        if (step.state) cp.state = step.state;
+        const ok = await store.touchJob(deps.db, job.id, token, {
+          checkpoint_json: JSON.stringify(cp),
+          steps_done: cp.stepsDone,
+          updated_at_ms: deps.clock.now(),
+        });
+        if (!ok) throw new LeaseLostError(job.id);
+      },
+    });
+    const refs = await storeFiles(deps, job, result.files);
+    const output = assemble(result.data, [...cp.files, ...refs]);
+    if (Buffer.byteLength(JSON.stringify(output)) > MAX_STORED_RESULT_BYTES) {
+      throw new ProviderError('OUTPUT_TOO_LARGE', 'The result exceeds the 16 MiB bound of a public job result.', result.costMillicents);
+    }
+    const row = await finishJob(deps, job.id, {
+      status: 'completed',
+      from: ['processing'],
+      leaseToken: token,
+      consumedMillicents: cp.attemptCost + result.costMillicents,
+      output,
+      checkpoint: cp,
+    });
+    return row ? { status: 'completed', row } : { status: 'lost' };
+  } catch (err) {
+    if (err instanceof LeaseLostError || signal.aborted) return { status: 'lost' };
+    const failure = err instanceof ProviderError ? err : undefined;
+    if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
+    const row = await finishJob(deps, job.id, {
+      status: 'failed',
+      from: ['processing'],
+      leaseToken: token,
+      consumedMillicents: cp.attemptCost + (failure?.consumedMillicents ?? 0),
+      errorCode: failure?.code ?? 'INTERNAL_ERROR',
+      checkpoint: cp,
+    });
+    return row ? { status: 'failed', row } : { status: 'lost' };
+  }
+}

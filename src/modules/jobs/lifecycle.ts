@@ -1,0 +1,115 @@
+/**
+ * State changes of a job with everything that must happen in the same transaction: the version
+ * row (history for streams), the outbox event of a terminal status, and the money (settle the
+ * attempt's consumption and release the rest of the hold). A change is conditional on the job's
+ * current status and, for workers, on their lease token, so a cancel racing a completion ends in
+ * exactly one terminal state and a worker that lost its lease can change nothing.
+ */
+import type { Transaction, Updateable } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
+import { insertEvent, type EventType } from '../events/store.js';
+import { settle } from '../reservations/service.js';
+import * as store from './store.js';
+import { toMetadata } from './snapshot.js';
+import type { JobRow } from './store.js';
+
+type Trx = Transaction<Database>;
+
+/** Private worker state kept between steps and attempts. */
+export interface Checkpoint {
+  stepsDone: number;
+  state: Record<string, unknown>;
+  /** File references finished by steps, by result field. */
+  files: { field: string; index?: number; ref: Record<string, unknown> }[];
+  /** Cost of steps completed in the current attempt, not yet charged. */
+  attemptCost: number;
+}
+
+export function readCheckpoint(row: JobRow): Checkpoint {
+  const cp = row.checkpoint_json ? (JSON.parse(row.checkpoint_json) as Partial<Checkpoint>) : {};
+  return { stepsDone: cp.stepsDone ?? 0, state: cp.state ?? {}, files: cp.files ?? [], attemptCost: cp.attemptCost ?? 0 };
+}
+
+export class LeaseLostError extends Error {
+  constructor(jobId: string) {
+    super(`job ${jobId}: this attempt no longer owns the job`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+const TERMINAL_EVENT: Partial<Record<JobStatus, EventType>> = {
+  completed: 'job.completed',
+  failed: 'job.failed',
+  cancelled: 'job.cancelled',
+};
+
+/** Records the new version and, for a terminal status, the outbox event. */
+export async function recordChange(trx: Trx, row: JobRow, now: number): Promise<void> {
+  const metadata = toMetadata(row);
+  await store.insertVersion(trx, row.id, Number(row.version), metadata, now);
+  const type = TERMINAL_EVENT[row.status];
+  if (type) await insertEvent(trx, row.workspace_id, type, { job: metadata }, now);
+}
+
+/** Applies a conditional change and records it; undefined when the condition no longer holds. */
+export async function changeJob(
+  trx: Trx,
+  now: number,
+  jobId: string,
+  from: readonly JobStatus[],
+  leaseToken: number | null,
+  patch: Updateable<JobsTable>,
+  options: { fence?: boolean } = {},
+): Promise<JobRow | undefined> {
+  const row = await store.updateJob(trx, jobId, from, leaseToken, { ...patch, updated_at_ms: now }, options);
+  if (row) await recordChange(trx, row, now);
+  return row;
+}
+
+export interface FinishRequest {
+  status: 'completed' | 'failed' | 'cancelled';
+  from: readonly JobStatus[];
+  leaseToken: number | null;
+  consumedMillicents: number;
+  errorCode?: string | null;
+  output?: Record<string, unknown> | null;
+  checkpoint?: Checkpoint;
+}
+
+/**
+ * Moves a job to a terminal status and settles its attempt in one transaction. Returns the new
+ * row, or undefined when another actor finished or took the job first (nothing changed then).
+ */
+export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const patch: Updateable<JobsTable> = {
+      status: req.status,
+      completed_at_ms: now,
+      lease_owner: null,
+      lease_expires_at_ms: null,
+      error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
+    };
+    if (req.status === 'completed') patch.progress = 100;
+    if (req.output !== undefined) patch.output_json = req.output === null ? null : JSON.stringify(req.output);
+    if (req.checkpoint) patch.checkpoint_json = JSON.stringify({ ...req.checkpoint, attemptCost: 0 });
+    // A finish without the lease (cancel, recovery) fences out any worker still running the job.
+    const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
+    if (!updated) return undefined;
+    const charged =
+      updated.funding === 'credits'
+        ? await settle(deps, trx, now, {
+            workspaceId: updated.workspace_id,
+            jobId: updated.id,
+            keyId: updated.key_id,
+            toolSlug: updated.tool_slug,
+            executionOrigin: updated.execution_origin,
+            consumedMillicents: req.consumedMillicents,
+          })
+        : 0;
+    const final = charged > 0 ? await store.updateJobCost(trx, updated.id, charged) : updated;
+    await recordChange(trx, final, now);
+    return final;
+  });
+}

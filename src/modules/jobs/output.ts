@@ -1,0 +1,108 @@
+/**
+ * Complete job output (spec Rule 6): the whole public result as one JSON document served in
+ * fragments of at most 8192 UTF-8 bytes that end on character boundaries. Every page of one
+ * paginated read belongs to one byte-identical document: file URLs inside it are signed at the
+ * read's fixed signing time, carried in the cursor. Cursors are signed (tampered → 400), live
+ * OUTPUT_CURSOR_TTL_S (older → 410) and name the result they belong to (changed → 409).
+ */
+import { createHash } from 'node:crypto';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { hmacSha256, safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { toIso } from '../../lib/clock.js';
+import { presentResult, storedResult } from './snapshot.js';
+import * as store from './store.js';
+
+export const FRAGMENT_BYTES = 8192;
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+interface OutputCursor {
+  j: string; // job id
+  h: string; // hash of the stored result
+  o: number; // byte offset of the next fragment
+  t: number; // signing time of file URLs (ms)
+  i: number; // when the read started (ms)
+}
+
+interface Document {
+  bytes: Buffer;
+  sha256: string;
+}
+
+/** Small per-process cache so a paginated read renders its document once, not once per page. */
+const MAX_CACHED_BYTES = 96 * 1024 * 1024;
+const cache = new Map<string, Document>();
+let cachedBytes = 0;
+
+function remember(key: string, doc: Document): void {
+  if (doc.bytes.length > MAX_CACHED_BYTES / 2) return;
+  cache.set(key, doc);
+  cachedBytes += doc.bytes.length;
+  for (const [k, d] of cache) {
+    if (cachedBytes <= MAX_CACHED_BYTES) break;
+    cache.delete(k);
+    cachedBytes -= d.bytes.length;
+  }
+}
+
+function encodeCursor(deps: Deps, c: OutputCursor): string {
+  const payload = Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
+  const mac = hmacSha256(deps.keyring.key('output-cursor'), payload).subarray(0, 18).toString('base64url');
+  return `${payload}.${mac}`;
+}
+
+function decodeCursor(deps: Deps, jobId: string, cursor: string): OutputCursor {
+  const [payload, mac, extra] = cursor.split('.');
+  if (!payload || !mac || extra !== undefined) throw new AppError('INVALID_CURSOR');
+  const expected = hmacSha256(deps.keyring.key('output-cursor'), payload).subarray(0, 18).toString('base64url');
+  if (!safeEqual(mac, expected)) throw new AppError('INVALID_CURSOR');
+  let c: OutputCursor;
+  try {
+    c = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as OutputCursor;
+  } catch {
+    throw new AppError('INVALID_CURSOR');
+  }
+  if (c.j !== jobId || !Number.isSafeInteger(c.o) || c.o < 0) throw new AppError('INVALID_CURSOR');
+  return c;
+}
+
+/** Moves `end` back so the fragment does not split a UTF-8 character. */
+function characterBoundary(bytes: Buffer, end: number): number {
+  while (end < bytes.length && end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return end;
+}
+
+export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined) {
+  const now = deps.clock.now();
+  const ttlMs = deps.config.outputCursorTtlS * 1000;
+  const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
+  if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
+  const row = await store.findJob(deps.db, workspaceId, jobId);
+  if (!row) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
+  const resultHash = sha256Hex(row.output_json ?? 'null').slice(0, 24);
+  if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');
+  const signingTime = prior?.t ?? now;
+  const issuedAt = prior?.i ?? now;
+  const cacheKey = `${jobId}:${resultHash}:${signingTime}`;
+  let doc = cache.get(cacheKey);
+  if (!doc) {
+    const presented = await presentResult(deps, workspaceId, storedResult(row), signingTime);
+    const bytes = Buffer.from(JSON.stringify(presented ?? null), 'utf8');
+    doc = { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+    remember(cacheKey, doc);
+  }
+  const offset = prior?.o ?? 0;
+  if (offset > doc.bytes.length) throw new AppError('INVALID_CURSOR');
+  const end = characterBoundary(doc.bytes, Math.min(doc.bytes.length, offset + FRAGMENT_BYTES));
+  const next: OutputCursor | null = end < doc.bytes.length ? { j: jobId, h: resultHash, o: end, t: signingTime, i: issuedAt } : null;
+  return {
+    jobId,
+    encoding: 'json' as const,
+    fragment: doc.bytes.subarray(offset, end).toString('utf8'),
+    offsetBytes: offset,
+    totalBytes: doc.bytes.length,
+    sha256: doc.sha256,
+    snapshotExpiresAt: toIso(issuedAt + ttlMs),
+    nextCursor: next ? encodeCursor(deps, next) : null,
+  };
+}

@@ -1,0 +1,129 @@
+/** Job endpoints: list, snapshot, complete output, cancel, retry, and the workspace queue. */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { requireAuth } from '../../http/auth-hook.js';
+import { envelopeSchema, ok } from '../../http/envelope.js';
+import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
+import { IdParams, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { QueuedJobSchema } from '../runs/routes.js';
+import { readOutput } from './output.js';
+import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js';
+
+const JobMetadataFields = {
+  id: Uuid,
+  workspaceId: Uuid,
+  toolSlug: Type.String(),
+  operationId: Type.String(),
+  status: Type.Union(['pending', 'processing', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+  executionOrigin: Type.Union([Type.String(), Type.Null()]),
+  progress: Type.Object({ percentage: Type.Number() }),
+  costMillicents: Type.Integer(),
+  maximumCostMillicents: Type.Integer(),
+  errorCode: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+  startedAt: NullableTimestamp,
+  completedAt: NullableTimestamp,
+  version: Type.Integer(),
+};
+export const JobMetadataSchema = Type.Object(JobMetadataFields);
+export const JobSnapshotSchema = Type.Object({ ...JobMetadataFields, output: Type.Object({}, { additionalProperties: true }) });
+
+const OutputSchema = Type.Object({
+  jobId: Uuid,
+  encoding: Type.Literal('json'),
+  fragment: Type.String(),
+  offsetBytes: Type.Integer(),
+  totalBytes: Type.Integer(),
+  sha256: Type.String(),
+  snapshotExpiresAt: Timestamp,
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+const QueueSchema = Type.Object({
+  workspaceId: Uuid,
+  running: Type.Integer(),
+  waiting: Type.Integer(),
+  runningLimit: Type.Integer(),
+  waitingLimit: Type.Integer(),
+  items: Type.Array(
+    Type.Object({ jobId: Uuid, toolSlug: Type.String(), operationId: Type.String(), status: Type.String(), position: Type.Integer(), createdAt: Timestamp }),
+    { maxItems: 100 },
+  ),
+});
+
+const JobParams = IdParams('jobId');
+type JobParamsT = { jobId: string };
+
+export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.get<{ Querystring: PageQuery }>(
+    '/v1/jobs',
+    {
+      schema: { tags: ['jobs'], summary: 'Jobs of the workspace, newest first (metadata only)', headers: WorkspaceHeaders, querystring: PageQuerySchema, response: { 200: envelopeSchema(Type.Object({ items: Type.Array(JobMetadataSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) })) } },
+      config: { meta: { code: 'PUBLIC_JOBS_LIST', message: 'Jobs listed.', auth: 'key', scope: 'jobs:read', points: 2 } },
+    },
+    async (request) => ok(request, await listJobs(deps, requireAuth(request).workspace.id, { limit: request.query.limit ?? 25, cursor: request.query.cursor })),
+  );
+
+  app.get<{ Params: JobParamsT }>(
+    '/v1/jobs/:jobId',
+    {
+      schema: { tags: ['jobs'], summary: 'Job snapshot', headers: WorkspaceHeaders, params: JobParams, response: { 200: envelopeSchema(JobSnapshotSchema) } },
+      config: { meta: { code: 'PUBLIC_JOBS_GET', message: 'Job read.', auth: 'key', scope: 'jobs:read', points: 1 } },
+    },
+    async (request) => ok(request, await getJob(deps, requireAuth(request).workspace.id, request.params.jobId)),
+  );
+
+  app.get<{ Params: JobParamsT; Querystring: { cursor?: string } }>(
+    '/v1/jobs/:jobId/output',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Complete job output, in fragments',
+        headers: WorkspaceHeaders,
+        params: JobParams,
+        querystring: Type.Object({ cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) }, { additionalProperties: false }),
+        response: { 200: envelopeSchema(OutputSchema) },
+      },
+      config: { meta: { code: 'PUBLIC_JOBS_OUTPUT', message: 'Output fragment read.', auth: 'key', scope: 'jobs:read', points: 2 } },
+    },
+    async (request) => ok(request, await readOutput(deps, requireAuth(request).workspace.id, request.params.jobId, request.query.cursor)),
+  );
+
+  app.post<{ Params: JobParamsT }>(
+    '/v1/jobs/:jobId/cancel',
+    {
+      schema: { tags: ['jobs'], summary: 'Cancel a pending or processing job', headers: WorkspaceHeaders, params: JobParams, response: { 200: envelopeSchema(JobSnapshotSchema) } },
+      config: { meta: { code: 'PUBLIC_JOBS_CANCEL', message: 'Job cancelled.', auth: 'key', scope: 'jobs:write', points: 2 } },
+    },
+    async (request) => ok(request, await cancelJob(deps, requireAuth(request).workspace.id, request.params.jobId)),
+  );
+
+  app.post<{ Params: JobParamsT }>(
+    '/v1/jobs/:jobId/retry',
+    {
+      schema: {
+        tags: ['jobs'],
+        summary: 'Retry a failed job (new Idempotency-Key required)',
+        headers: Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String()) })]),
+        params: JobParams,
+        response: { 202: envelopeSchema(QueuedJobSchema) },
+      },
+      config: { meta: { code: 'PUBLIC_JOBS_RETRY', message: 'Job queued again.', auth: 'key', scope: 'jobs:write', points: 'service' } },
+    },
+    async (request, reply) => {
+      const result = await retryJob(deps, requireAuth(request), request.params.jobId, request.headers['idempotency-key']);
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.status(result.statusCode).send({ success: true, code: 'PUBLIC_JOBS_RETRY', message: 'Job queued again.', data: result.body });
+    },
+  );
+
+  app.get(
+    '/v1/queue',
+    {
+      schema: { tags: ['jobs'], summary: 'Running and waiting jobs of the workspace', headers: WorkspaceHeaders, response: { 200: envelopeSchema(QueueSchema) } },
+      config: { meta: { code: 'PUBLIC_QUEUE_GET', message: 'Queue read.', auth: 'key', scope: 'jobs:read', points: 1 } },
+    },
+    async (request) => ok(request, await queueState(deps, requireAuth(request))),
+  );
+}

@@ -1,0 +1,122 @@
+/** Reading, cancelling and retrying jobs (GET /v1/jobs…, POST /v1/jobs/{id}/cancel|retry, GET /v1/queue). */
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { keysetPage, type PageRequest } from '../../http/pagination.js';
+import { toIso } from '../../lib/clock.js';
+import { findOperation, operationPoints } from '../../operations/registry.js';
+import type { AuthContext } from '../auth/types.js';
+import * as idempotency from '../idempotency/service.js';
+import { reserve } from '../reservations/service.js';
+import { checkQueueCapacity, lockAdmission } from '../runs/service.js';
+import { chargePoints } from '../usage/service.js';
+import { resolveLimits } from '../usage/plans.js';
+import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
+import { toMetadata, toSnapshot, type JobSnapshot } from './snapshot.js';
+import * as store from './store.js';
+
+async function requireJob(deps: Deps, workspaceId: string, jobId: string) {
+  const row = await store.findJob(deps.db, workspaceId, jobId);
+  if (!row) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
+  return row;
+}
+
+export async function getJob(deps: Deps, workspaceId: string, jobId: string): Promise<JobSnapshot> {
+  return toSnapshot(deps, await requireJob(deps, workspaceId, jobId));
+}
+
+export async function listJobs(deps: Deps, workspaceId: string, page: PageRequest) {
+  const result = await keysetPage(deps, 'jobs', workspaceId, page, (before, limit) => store.pageJobs(deps.db, workspaceId, before, limit));
+  return { items: result.items.map(toMetadata), nextCursor: result.nextCursor };
+}
+
+export async function queueState(deps: Deps, auth: AuthContext) {
+  const rows = await store.activeJobs(deps.db, auth.workspace.id, 100);
+  const limits = resolveLimits(auth.workspace);
+  let position = 0;
+  const items = rows.map((r) => ({
+    jobId: r.id,
+    toolSlug: r.tool_slug,
+    operationId: r.operation_id,
+    status: r.status,
+    position: r.status === 'processing' ? 0 : ++position,
+    createdAt: toIso(Number(r.created_at_ms)),
+  }));
+  const [running, waiting] = await Promise.all([
+    store.countByStatus(deps.db, auth.workspace.id, 'processing'),
+    store.countByStatus(deps.db, auth.workspace.id, 'pending'),
+  ]);
+  return { workspaceId: auth.workspace.id, running, waiting, runningLimit: limits.runningJobs, waitingLimit: limits.waitingJobs, items };
+}
+
+/**
+ * Cancels a pending or processing job: it becomes cancelled at once, any worker still running
+ * it is fenced out, steps it already checkpointed are charged and the rest of the hold is
+ * released. Cancelling a cancelled job returns it again; a finished one is 409.
+ */
+export async function cancelJob(deps: Deps, workspaceId: string, jobId: string): Promise<JobSnapshot> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const row = await requireJob(deps, workspaceId, jobId);
+    if (row.status === 'cancelled') return toSnapshot(deps, row);
+    if (row.status === 'completed' || row.status === 'failed') throw new AppError('JOB_NOT_CANCELLABLE');
+    const done = await finishJob(deps, jobId, {
+      status: 'cancelled',
+      from: [row.status],
+      leaseToken: null,
+      consumedMillicents: readCheckpoint(row).attemptCost,
+    });
+    if (done) return toSnapshot(deps, done);
+    // The job moved on meanwhile (claimed, finished): look again.
+  }
+  throw new AppError('CONFLICT', { message: 'The job kept changing; try again.' });
+}
+
+/**
+ * Puts a failed job back to pending under a new Idempotency-Key: same checks and reservation as
+ * a run, for the steps still to do (checkpointed steps are kept and not charged again).
+ */
+export async function retryJob(deps: Deps, auth: AuthContext, jobId: string, idempotencyKeyHeader: string | string[] | undefined) {
+  const idemKey = idempotency.validateIdempotencyKey(idempotencyKeyHeader);
+  const row = await requireJob(deps, auth.workspace.id, jobId);
+  const op = findOperation(row.operation_id);
+  if (!op || !auth.key.operations.includes(op.id)) throw new AppError('FORBIDDEN_OPERATION');
+  const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
+  const claim = await idempotency.claim(deps, scope, idempotency.requestHash('POST /v1/jobs/retry', { jobId }));
+  if (claim.kind === 'replay') {
+    await chargePoints(deps, auth.workspace, 1);
+    return { statusCode: claim.statusCode, body: claim.body as Record<string, unknown>, replayed: true };
+  }
+  try {
+    if (row.funding === 'provider_key') throw new AppError('PERSONAL_PROVIDER_KEY');
+    if (row.status !== 'failed' || !op.asynchronous) throw new AppError('JOB_NOT_RETRYABLE');
+    await chargePoints(deps, auth.workspace, operationPoints(op.id));
+    const now = deps.clock.now();
+    const input = JSON.parse(row.input_json) as Record<string, unknown>;
+    const cp = readCheckpoint(row);
+    const stepsLeft = Math.max(1, Number(row.steps_total) - cp.stepsDone);
+    const maximum = Math.ceil((op.price(input).maximumMillicents * stepsLeft) / Number(row.steps_total));
+    const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
+    await deps.db.transaction().execute(async (trx) => {
+      await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
+      await checkQueueCapacity(trx, auth, now);
+      await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId, maximumMillicents: maximum });
+      const changed = await changeJob(trx, now, jobId, ['failed'], null, {
+        status: 'pending',
+        attempt: Number(row.attempt) + 1,
+        error_code: null,
+        max_cost_mc: maximum,
+        completed_at_ms: null,
+        run_after_ms: now,
+        recoveries: 0,
+        progress: (cp.stepsDone / Number(row.steps_total)) * 100,
+        key_id: auth.key.id,
+      });
+      if (!changed) throw new AppError('JOB_NOT_RETRYABLE');
+      await idempotency.complete(trx, scope, 202, body);
+    });
+    deps.jobsWakeup();
+    return { statusCode: 202, body, replayed: false };
+  } catch (err) {
+    await idempotency.release(deps, scope);
+    throw err;
+  }
+}

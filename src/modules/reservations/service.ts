@@ -1,0 +1,128 @@
+/**
+ * Reservations (holds) and settlement, always inside the caller's transaction together with the
+ * job row they belong to. Admission reserves a job's bounded maximum cost against spendable
+ * credits (402) and against every budget ceiling of the key and the workspace (429
+ * BUDGET_EXCEEDED); open holds count toward admission in every period, also after a period
+ * changes. Settlement charges the actual cost (never above the hold), spending allocations
+ * earliest-expiry first, writes one `usage` ledger entry and releases the hold.
+ */
+import type { Transaction } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
+import { AppError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
+import type { BudgetCeilings, Workspace } from '../accounts/types.js';
+import type { ApiKey } from '../auth/types.js';
+import { expireAllocations } from '../billing/service.js';
+import { appendLedger, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
+import * as store from './store.js';
+
+type Trx = Transaction<Database>;
+
+export interface ReserveRequest {
+  workspace: Workspace;
+  key: ApiKey | null;
+  jobId: string;
+  maximumMillicents: number;
+}
+
+const PERIODS: { field: keyof BudgetCeilings; period: Period; name: 'DAY' | 'WEEK' | 'MONTH'; label: 'day' | 'week' | 'month' }[] = [
+  { field: 'dailyMillicents', period: 'day', name: 'DAY', label: 'day' },
+  { field: 'weeklyMillicents', period: 'week', name: 'WEEK', label: 'week' },
+  { field: 'monthlyMillicents', period: 'month', name: 'MONTH', label: 'month' },
+];
+
+async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise<void> {
+  const owners = [
+    { scope: 'key' as const, ceilings: req.key?.budgets, held: () => store.sumOpenHoldsOfKey(trx, req.key!.id), spent: (from: number, to: number) => store.sumSpentByKey(trx, req.key!.id, from, to) },
+    { scope: 'workspace' as const, ceilings: req.workspace.budgets, held: () => sumOpenHolds(trx, req.workspace.id), spent: (from: number, to: number) => sumSpent(trx, req.workspace.id, null, from, to) },
+  ];
+  for (const owner of owners) {
+    if (!owner.ceilings) continue;
+    let held: number | undefined;
+    for (const p of PERIODS) {
+      const limit = owner.ceilings[p.field];
+      if (limit === null || limit === undefined) continue;
+      const range = periodRange(p.period, now);
+      held ??= await owner.held();
+      const spent = await owner.spent(range.start, range.end);
+      if (spent + held + req.maximumMillicents > limit) {
+        const limitName = `${owner.scope === 'key' ? 'KEY' : 'WORKSPACE'}_BUDGET_${p.name}`;
+        throw new AppError('BUDGET_EXCEEDED', {
+          message: `The ${owner.scope} ${p.label} budget does not permit this operation.`,
+          retryAfter: secondsUntil(now, range.end),
+          details: {
+            limit: limitName,
+            scope: owner.scope,
+            period: p.label,
+            resetsAt: new Date(range.end).toISOString(),
+            limitMillicents: limit,
+            spentMillicents: spent,
+            reservedMillicents: held,
+            requiredMillicents: req.maximumMillicents,
+          },
+        });
+      }
+    }
+  }
+}
+
+/** Holds the maximum cost for a job. The caller has locked the workspace (and key) rows. */
+export async function reserve(trx: Trx, now: number, req: ReserveRequest): Promise<void> {
+  await expireAllocations(trx, req.workspace.id, now);
+  const [total, reserved] = await Promise.all([sumLiveRemaining(trx, req.workspace.id, now), sumOpenHolds(trx, req.workspace.id)]);
+  const spendable = total - reserved;
+  if (spendable < req.maximumMillicents) {
+    throw new AppError('INSUFFICIENT_CREDITS', {
+      details: { spendableMillicents: Math.max(0, spendable), requiredMillicents: req.maximumMillicents },
+    });
+  }
+  await checkBudgets(trx, now, req);
+  await store.insertHold(trx, { id: newId(), workspaceId: req.workspace.id, jobId: req.jobId, keyId: req.key?.id ?? null, amountMillicents: req.maximumMillicents }, now);
+}
+
+export interface SettleRequest {
+  workspaceId: string;
+  jobId: string;
+  keyId: string | null;
+  toolSlug: string;
+  executionOrigin: string | null;
+  /** What the provider work consumed; charged up to the open hold. */
+  consumedMillicents: number;
+}
+
+/**
+ * Charges consumed work against the job's open hold and releases the hold. Returns what was
+ * charged. Without an open hold (already settled) nothing is charged: settling twice is a no-op.
+ */
+export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
+  const hold = await store.findOpenHold(trx, req.jobId);
+  if (!hold) return 0;
+  let toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
+  let charged = 0;
+  for (const allocation of await store.spendableAllocations(trx, req.workspaceId)) {
+    if (toCharge === 0) break;
+    const part = Math.min(allocation.remaining, toCharge);
+    await store.debitAllocation(trx, allocation.id, part);
+    toCharge -= part;
+    charged += part;
+  }
+  if (toCharge > 0) deps.log.error({ jobId: req.jobId, shortfall: toCharge }, 'settlement found fewer credits than the hold promised');
+  if (charged > 0) {
+    await appendLedger(trx, {
+      id: newId(),
+      workspaceId: req.workspaceId,
+      type: 'usage',
+      amountMillicents: -charged,
+      allocationId: null,
+      keyId: req.keyId,
+      toolSlug: req.toolSlug,
+      jobId: req.jobId,
+      executionOrigin: req.executionOrigin,
+      createdAt: now,
+    });
+  }
+  await store.releaseHold(trx, hold.id, now);
+  return charged;
+}

@@ -1,0 +1,78 @@
+/** SQL for holds (reservations) and spending allocations earliest-expiry first. */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export interface OpenHold {
+  id: string;
+  workspaceId: string;
+  jobId: string;
+  keyId: string | null;
+  amountMillicents: number;
+}
+
+export async function insertHold(db: Db, hold: OpenHold, now: number): Promise<void> {
+  await db
+    .insertInto('credit_holds')
+    .values({ id: hold.id, workspace_id: hold.workspaceId, job_id: hold.jobId, key_id: hold.keyId, amount_mc: hold.amountMillicents, created_at_ms: now, released_at_ms: null })
+    .execute();
+}
+
+export async function findOpenHold(db: Db, jobId: string): Promise<OpenHold | undefined> {
+  const r = await db.selectFrom('credit_holds').selectAll().where('job_id', '=', jobId).where('released_at_ms', 'is', null).executeTakeFirst();
+  return r && { id: r.id, workspaceId: r.workspace_id, jobId: r.job_id, keyId: r.key_id, amountMillicents: Number(r.amount_mc) };
+}
+
+export async function releaseHold(db: Db, holdId: string, now: number): Promise<boolean> {
+  const r = await db.updateTable('credit_holds').set({ released_at_ms: now }).where('id', '=', holdId).where('released_at_ms', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Open holds of a key across all its workspaces. */
+export async function sumOpenHoldsOfKey(db: Db, keyId: string): Promise<number> {
+  const r = await db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('key_id', '=', keyId)
+    .where('released_at_ms', 'is', null)
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
+}
+
+/** Credits a key spent in [from, to) across all its workspaces (positive number). */
+export async function sumSpentByKey(db: Db, keyId: string, from: number, to: number): Promise<number> {
+  const r = await db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('key_id', '=', keyId)
+    .where('type', '=', 'usage')
+    .where('created_at_ms', '>=', from)
+    .where('created_at_ms', '<', to)
+    .executeTakeFirst();
+  return -Number(r?.total ?? 0);
+}
+
+/** Allocations with credits left, in spending order: earliest expiry first, never-expiring last. */
+export async function spendableAllocations(db: Db, workspaceId: string): Promise<{ id: string; remaining: number }[]> {
+  const rows = await db
+    .selectFrom('credit_allocations')
+    .select(['id', 'remaining_mc', 'expires_at_ms'])
+    .where('workspace_id', '=', workspaceId)
+    .where('remaining_mc', '>', 0)
+    .execute();
+  return rows
+    .map((r) => ({ id: r.id, remaining: Number(r.remaining_mc), expiresAt: r.expires_at_ms === null ? Infinity : Number(r.expires_at_ms) }))
+    .sort((a, b) => a.expiresAt - b.expiresAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map(({ id, remaining }) => ({ id, remaining }));
+}
+
+export async function debitAllocation(db: Db, id: string, amount: number): Promise<void> {
+  const r = await db
+    .updateTable('credit_allocations')
+    .set((eb) => ({ remaining_mc: eb('remaining_mc', '-', amount) }))
+    .where('id', '=', id)
+    .where('remaining_mc', '>=', amount)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) throw new Error(`allocation ${id} could not be debited ${amount}`);
+}

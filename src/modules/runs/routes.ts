@@ -1,0 +1,62 @@
+/** POST /v1/runs: 200 with the result of a synchronous operation, 202 with the job of a queued one. */
+import { Type } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../../deps.js';
+import { requireAuth } from '../../http/auth-hook.js';
+import { envelopeSchema } from '../../http/envelope.js';
+import { WorkspaceHeaders } from '../../http/schemas.js';
+import { OperationRequestBody, type OperationRequest } from '../tools/routes.js';
+import { startRun } from './service.js';
+
+const RunHeaders = Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]);
+
+export const QueuedJobSchema = Type.Object({
+  kind: Type.Literal('job'),
+  jobId: Type.String({ format: 'uuid' }),
+  status: Type.String(),
+  maximumCostMillicents: Type.Integer(),
+});
+
+const RunResultSchema = Type.Union([
+  Type.Object({
+    kind: Type.Literal('result'),
+    jobId: Type.String({ format: 'uuid' }),
+    status: Type.String(),
+    result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    errorCode: Type.Union([Type.String(), Type.Null()]),
+    costMillicents: Type.Integer(),
+  }),
+  QueuedJobSchema,
+]);
+
+export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  app.post<{ Body: OperationRequest }>(
+    '/v1/runs',
+    {
+      schema: {
+        tags: ['tools'],
+        summary: 'Run a Tool operation (synchronous: 200 with the result; queued: 202 with the job)',
+        headers: RunHeaders,
+        body: OperationRequestBody,
+        response: { 200: envelopeSchema(RunResultSchema), 202: envelopeSchema(RunResultSchema) },
+      },
+      config: { meta: { code: 'PUBLIC_TOOLS_RUN', message: 'Run accepted.', auth: 'key', scope: 'tools:run', points: 'service' } },
+    },
+    async (request, reply) => {
+      const auth = requireAuth(request);
+      const run = await startRun(deps, auth, {
+        operationId: request.body.operationId,
+        input: request.body.input as Record<string, unknown>,
+        idempotencyKey: request.headers['idempotency-key'],
+        executionOrigin: 'api',
+      });
+      if (run.replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.status(run.statusCode).send({
+        success: true,
+        code: 'PUBLIC_TOOLS_RUN',
+        message: run.statusCode === 202 ? 'Job queued.' : 'Operation completed.',
+        data: run.body,
+      });
+    },
+  );
+}

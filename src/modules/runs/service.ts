@@ -1,0 +1,164 @@
+/**
+ * POST /v1/runs, in one breath: check the operation and its input → claim the Idempotency-Key
+ * (replay costs 1 point) → charge the operation's points → one transaction that locks the
+ * workspace and key, checks the waiting-jobs capacity, reserves the bounded maximum cost against
+ * credits and budgets, inserts the job and stores the response. Queued operations answer 202 and
+ * a worker runs them; synchronous ones run at once and settle in a second transaction.
+ */
+import type { Deps } from '../../deps.js';
+import { lockForUpdate } from '../../db/locking.js';
+import type { Database } from '../../db/schema.js';
+import type { Transaction } from 'kysely';
+import { AppError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { OperationContract } from '../../operations/contract.js';
+import { operationPoints } from '../../operations/registry.js';
+import { providerNameFor } from '../../providers/registry.js';
+import { simulatedSteps } from '../../providers/simulated.js';
+import type { AuthContext } from '../auth/types.js';
+import * as idempotency from '../idempotency/service.js';
+import { executeJob } from '../jobs/executor.js';
+import { recordChange } from '../jobs/lifecycle.js';
+import { toMetadata } from '../jobs/snapshot.js';
+import * as jobs from '../jobs/store.js';
+import type { JobRow } from '../jobs/store.js';
+import { reserve } from '../reservations/service.js';
+import { checkOperationRequest, priceOf } from '../tools/service.js';
+import { chargePoints } from '../usage/service.js';
+import { resolveLimits } from '../usage/plans.js';
+
+export interface RunRequest {
+  operationId: string;
+  input: Record<string, unknown>;
+  idempotencyKey: string | string[] | undefined;
+  executionOrigin: 'api' | 'mcp' | 'web' | 'system';
+}
+
+export interface RunResponse {
+  statusCode: 200 | 202;
+  body: Record<string, unknown>;
+  replayed: boolean;
+}
+
+type Trx = Transaction<Database>;
+
+/** Locks the rows admission reads, so concurrent admissions of a workspace or key serialise. */
+export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, keyId: string | null): Promise<void> {
+  await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+  if (keyId) await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', keyId)).execute();
+}
+
+export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
+  const limit = resolveLimits(auth.workspace).waitingJobs;
+  const waiting = await jobs.countByStatus(trx, auth.workspace.id, 'pending');
+  if (waiting >= limit) {
+    throw new AppError('QUEUE_FULL', {
+      retryAfter: 5,
+      details: { limit: 'WAITING_JOBS', waitingJobs: waiting, maximum: limit, resetsAt: new Date(now + 5000).toISOString() },
+    });
+  }
+}
+
+async function fundingOf(deps: Deps, trx: Trx, workspaceId: string, op: OperationContract): Promise<'credits' | 'provider_key'> {
+  const provider = providerNameFor(op);
+  if (!provider) return 'credits';
+  const own = await trx.selectFrom('provider_keys').select('id').where('workspace_id', '=', workspaceId).where('provider', '=', provider).executeTakeFirst();
+  return own ? 'provider_key' : 'credits';
+}
+
+export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): Promise<RunResponse> {
+  const idemKey = idempotency.validateIdempotencyKey(req.idempotencyKey);
+  const { op, input } = await checkOperationRequest(deps, auth.key, auth.workspace.id, req.operationId, req.input);
+  const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
+  const claim = await idempotency.claim(deps, scope, idempotency.requestHash('POST /v1/runs', { operationId: req.operationId, input: req.input }));
+  if (claim.kind === 'replay') {
+    await chargePoints(deps, auth.workspace, 1);
+    return { statusCode: claim.statusCode as 200 | 202, body: claim.body as Record<string, unknown>, replayed: true };
+  }
+  let job: JobRow;
+  try {
+    await chargePoints(deps, auth.workspace, operationPoints(op.id));
+    job = await admit(deps, auth, op, input, req.executionOrigin, scope);
+  } catch (err) {
+    await idempotency.release(deps, scope);
+    throw err;
+  }
+  if (op.asynchronous) {
+    deps.jobsWakeup();
+    return {
+      statusCode: 202,
+      body: { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) },
+      replayed: false,
+    };
+  }
+  return runSynchronously(deps, job, scope);
+}
+
+async function admit(deps: Deps, auth: AuthContext, op: OperationContract, input: Record<string, unknown>, origin: string, scope: idempotency.IdempotencyScope): Promise<JobRow> {
+  const now = deps.clock.now();
+  const price = priceOf(op, input);
+  const id = newId();
+  return deps.db.transaction().execute(async (trx) => {
+    await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
+    if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
+    const funding = await fundingOf(deps, trx, auth.workspace.id, op);
+    if (funding === 'credits') {
+      await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents });
+    }
+    const row: JobRow = {
+      id,
+      workspace_id: auth.workspace.id,
+      key_id: auth.key.id,
+      operation_id: op.id,
+      tool_slug: op.toolSlug,
+      status: op.asynchronous ? 'pending' : 'processing',
+      execution_origin: origin,
+      funding,
+      input_json: JSON.stringify(input),
+      output_json: null,
+      progress: 0,
+      cost_mc: 0,
+      max_cost_mc: price.maximumMillicents,
+      error_code: null,
+      version: 1,
+      attempt: 1,
+      steps_total: simulatedSteps(op, input),
+      steps_done: 0,
+      checkpoint_json: null,
+      created_at_ms: now,
+      started_at_ms: op.asynchronous ? null : now,
+      completed_at_ms: null,
+      updated_at_ms: now,
+      run_after_ms: now,
+      lease_token: op.asynchronous ? 0 : 1,
+      lease_owner: op.asynchronous ? null : 'sync',
+      lease_expires_at_ms: op.asynchronous ? null : now + deps.config.jobLeaseMs,
+      recoveries: 0,
+    };
+    await jobs.insertJob(trx, row);
+    await recordChange(trx, row, now);
+    if (op.asynchronous) {
+      await idempotency.complete(trx, scope, 202, { kind: 'job', jobId: id, status: 'pending', maximumCostMillicents: price.maximumMillicents });
+    }
+    return row;
+  });
+}
+
+const SYNC_TIMEOUT_MS = 20_000;
+
+async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.IdempotencyScope): Promise<RunResponse> {
+  const signal = AbortSignal.timeout(Math.min(SYNC_TIMEOUT_MS, deps.config.jobLeaseMs - 1000));
+  const outcome = await executeJob(deps, job, signal);
+  const row = outcome.row ?? (await jobs.findJobById(deps.db, job.id))!;
+  const metadata = toMetadata(row);
+  const body: Record<string, unknown> = {
+    kind: 'result',
+    jobId: row.id,
+    status: row.status,
+    result: row.output_json === null ? null : JSON.parse(row.output_json),
+    errorCode: row.error_code,
+    costMillicents: metadata.costMillicents,
+  };
+  await deps.db.transaction().execute((trx) => idempotency.complete(trx, scope, 200, body));
+  return { statusCode: 200, body, replayed: false };
+}

@@ -1,0 +1,84 @@
+/** The Tool catalog (GET /v1/tools) and estimates (POST /v1/estimates): input validation and prices. */
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { compileStrict } from '../../http/validation.js';
+import type { OperationContract, Price } from '../../operations/contract.js';
+import { findOperation, TOOLS } from '../../operations/registry.js';
+import { operationPoints } from '../../operations/registry.js';
+import type { ApiKey } from '../auth/types.js';
+import { checkMediaInputs } from '../media/service.js';
+
+const validators = new Map<string, ReturnType<typeof compileStrict>>();
+
+function validatorFor(op: OperationContract) {
+  let v = validators.get(op.id);
+  if (!v) {
+    v = compileStrict(op.inputSchema as object);
+    validators.set(op.id, v);
+  }
+  return v;
+}
+
+export function catalog(key: ApiKey) {
+  return TOOLS.map((tool) => ({
+    slug: tool.slug,
+    name: tool.name,
+    description: tool.description,
+    operations: tool.operations
+      .filter((op) => key.operations.includes(op.id))
+      .map((op) => ({
+        operationId: op.id,
+        summaryKey: op.summaryKey,
+        inputSchema: op.inputSchema as unknown as Record<string, unknown>,
+        usagePoints: operationPoints(op.id),
+        asynchronous: op.asynchronous,
+      })),
+  })).filter((tool) => tool.operations.length > 0);
+}
+
+/**
+ * Resolves and checks an operation request: known operation (400 UNKNOWN_OPERATION), allowed for
+ * the key (403 FORBIDDEN_OPERATION), input valid against its schema (400 INVALID_INPUT with JSON
+ * pointers), referenced media present in the workspace with an accepted type. Returns the input
+ * with schema defaults applied.
+ */
+export async function checkOperationRequest(
+  deps: Deps,
+  key: ApiKey,
+  workspaceId: string,
+  operationId: string,
+  input: Record<string, unknown>,
+): Promise<{ op: OperationContract; input: Record<string, unknown> }> {
+  const op = findOperation(operationId);
+  if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
+  if (!key.operations.includes(op.id)) throw new AppError('FORBIDDEN_OPERATION', { details: { operationId } });
+  const copy = structuredClone(input);
+  const validate = validatorFor(op);
+  if (!validate(copy)) {
+    throw new AppError('INVALID_INPUT', {
+      details: {
+        errors: (validate.errors ?? []).map((e) => ({
+          pointer: `/input${e.instancePath}`,
+          message: `${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`,
+        })),
+      },
+    });
+  }
+  await checkMediaInputs(deps, workspaceId, op.mediaFields, copy);
+  return { op, input: copy };
+}
+
+export function priceOf(op: OperationContract, input: Record<string, unknown>): Price {
+  return op.price(input);
+}
+
+export async function estimate(deps: Deps, key: ApiKey, workspaceId: string, operationId: string, input: Record<string, unknown>) {
+  const checked = await checkOperationRequest(deps, key, workspaceId, operationId, input);
+  const price = priceOf(checked.op, checked.input);
+  return {
+    operationId: checked.op.id,
+    estimatedCostMillicents: price.estimatedMillicents,
+    maximumCostMillicents: price.maximumMillicents,
+    usagePoints: operationPoints(checked.op.id),
+  };
+}

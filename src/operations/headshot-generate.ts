@@ -1,0 +1,20 @@
+/** headshot.generate: portrait images from 1 to 10 reference photos; one step per image. */
+import { inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
+
+const PER_IMAGE_MC = 8000;
+
+export const headshotGenerate: OperationContract = {
+  id: 'headshot.generate',
+  toolSlug: 'image',
+  summaryKey: 'tools.headshot.generate.summary',
+  asynchronous: true,
+  inputSchema: inputObject({ referenceMediaIds: uuidList(1, 10), prompt: text(1, 4000, 'style'), count: integer(1, 4, 1) }, ['referenceMediaIds']),
+  mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
+  produces: 'image',
+  price(input) {
+    const cost = PER_IMAGE_MC * num(input.count, 1);
+    return { estimatedMillicents: cost, maximumMillicents: cost };
+  },
+  steps: (input) => num(input.count, 1),
+  mainText: (input) => str(input.prompt),
+};

@@ -1,0 +1,30 @@
+/** image.generate: images from a prompt, optionally guided by reference images; one step per image. */
+import { inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
+
+const PER_MEGAPIXEL_MC = 4000;
+
+export const imageGenerate: OperationContract = {
+  id: 'image.generate',
+  toolSlug: 'image',
+  summaryKey: 'tools.image.generate.summary',
+  asynchronous: true,
+  inputSchema: inputObject(
+    {
+      prompt: text(1, 4000),
+      width: integer(256, 2048, 1024),
+      height: integer(256, 2048, 1024),
+      count: integer(1, 4, 1),
+      referenceMediaIds: uuidList(0, 4),
+    },
+    ['prompt'],
+  ),
+  mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
+  produces: 'image',
+  price(input) {
+    const megapixels = (num(input.width, 1024) * num(input.height, 1024)) / (1024 * 1024);
+    const cost = Math.ceil(PER_MEGAPIXEL_MC * megapixels) * num(input.count, 1);
+    return { estimatedMillicents: cost, maximumMillicents: cost };
+  },
+  steps: (input) => num(input.count, 1),
+  mainText: (input) => str(input.prompt),
+};

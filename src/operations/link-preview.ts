@@ -1,0 +1,19 @@
+/** link.preview: fetches a web page through the egress guard and reads its metadata. Synchronous. */
+import { inputObject, type OperationContract } from './contract.js';
+import type { TSchema } from 'typebox';
+
+export const linkPreview: OperationContract = {
+  id: 'link.preview',
+  toolSlug: 'link',
+  summaryKey: 'tools.link.preview.summary',
+  asynchronous: false,
+  inputSchema: inputObject(
+    { url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048, description: 'http or https address of a web page' } as unknown as TSchema },
+    ['url'],
+  ),
+  mediaFields: [],
+  produces: null,
+  price: () => ({ estimatedMillicents: 50, maximumMillicents: 50 }),
+  steps: () => 1,
+  mainText: () => undefined,
+};

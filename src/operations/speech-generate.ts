@@ -1,0 +1,20 @@
+/** speech.generate: text to speech; produces an audio file. */
+import { inputObject, oneOf, str, text, type OperationContract } from './contract.js';
+
+const PER_CHARACTER_MC = 3;
+
+export const speechGenerate: OperationContract = {
+  id: 'speech.generate',
+  toolSlug: 'speech',
+  summaryKey: 'tools.speech.generate.summary',
+  asynchronous: true,
+  inputSchema: inputObject({ text: text(1, 5000), voice: text(1, 64), format: oneOf(['mp3', 'wav'], 'mp3') }, ['text']),
+  mediaFields: [],
+  produces: 'audio',
+  price(input) {
+    const cost = 100 + (str(input.text)?.length ?? 0) * PER_CHARACTER_MC;
+    return { estimatedMillicents: cost, maximumMillicents: cost };
+  },
+  steps: () => 1,
+  mainText: (input) => str(input.text),
+};

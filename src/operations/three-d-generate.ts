@@ -1,0 +1,22 @@
+/** three-d.generate: a 3D model (glTF binary, GLB) from a prompt, reference images, or both. */
+import type { TSchema } from 'typebox';
+import { str, text, uuidList, type OperationContract } from './contract.js';
+
+export const threeDGenerate: OperationContract = {
+  id: 'three-d.generate',
+  toolSlug: 'three-d',
+  summaryKey: 'tools.three-d.generate.summary',
+  asynchronous: true,
+  inputSchema: {
+    type: 'object',
+    properties: { prompt: text(1, 4000), referenceMediaIds: uuidList(1, 4) },
+    required: [],
+    anyOf: [{ required: ['prompt'] }, { required: ['referenceMediaIds'] }],
+    additionalProperties: false,
+  } as unknown as TSchema,
+  mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
+  produces: 'model',
+  price: () => ({ estimatedMillicents: 30_000, maximumMillicents: 30_000 }),
+  steps: () => 1,
+  mainText: (input) => str(input.prompt),
+};

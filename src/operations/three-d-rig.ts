@@ -1,0 +1,15 @@
+/** three-d.rig: adds a skeleton to a GLB model. */
+import { inputObject, str, text, uuidSchema, type OperationContract } from './contract.js';
+
+export const threeDRig: OperationContract = {
+  id: 'three-d.rig',
+  toolSlug: 'three-d',
+  summaryKey: 'tools.three-d.rig.summary',
+  asynchronous: true,
+  inputSchema: inputObject({ mediaId: uuidSchema, prompt: text(1, 4000) }, ['mediaId']),
+  mediaFields: [{ field: 'mediaId', multiple: false, kinds: ['model'] }],
+  produces: 'model',
+  price: () => ({ estimatedMillicents: 20_000, maximumMillicents: 20_000 }),
+  steps: () => 1,
+  mainText: (input) => str(input.prompt),
+};

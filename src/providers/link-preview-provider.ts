@@ -1,0 +1,21 @@
+/** link.preview as a provider: the page is fetched for real through the egress guard. */
+import type { Egress } from '../egress/types.js';
+import { fetchLinkPreview, LinkPreviewError } from './link-preview.js';
+import { ProviderError, type Provider } from './types.js';
+
+export function linkPreviewProvider(egress: Egress): Provider {
+  return {
+    name: 'link-preview',
+    async run(job) {
+      const cost = job.operation.price(job.input).maximumMillicents;
+      try {
+        const { metadata } = await fetchLinkPreview(egress, String(job.input.url), { signal: job.signal });
+        return { data: { metadata }, files: [], costMillicents: cost };
+      } catch (err) {
+        // The fetch was made: the work is consumed even when the page is unusable.
+        if (err instanceof LinkPreviewError) throw new ProviderError(err.code, err.message, cost);
+        throw err;
+      }
+    },
+  };
+}

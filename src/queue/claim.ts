@@ -1,0 +1,83 @@
+/**
+ * Claiming pending jobs with a lease. Each claim increments the job's lease token (fencing) and
+ * respects the workspace's running-jobs limit. On PostgreSQL candidate rows are taken with
+ * FOR UPDATE SKIP LOCKED and the workspace row is locked while its running jobs are counted, so
+ * several workers never run the same job or exceed a limit together; on SQLite the write
+ * transaction already serialises claims.
+ */
+import type { Deps } from '../deps.js';
+import { lockForUpdate } from '../db/locking.js';
+import type { Workspace } from '../modules/accounts/types.js';
+import { findWorkspace } from '../modules/accounts/store.js';
+import { recordChange } from '../modules/jobs/lifecycle.js';
+import type { JobRow } from '../modules/jobs/store.js';
+import { resolveLimits } from '../modules/usage/plans.js';
+
+export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
+  if (max <= 0) return [];
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    let q = trx
+      .selectFrom('jobs')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('run_after_ms', '<=', now)
+      .orderBy('id')
+      .limit(max * 4);
+    if (deps.caps.skipLocked) q = q.forUpdate().skipLocked();
+    const candidates = await q.execute();
+    const room = new Map<string, number>();
+    const claimed: JobRow[] = [];
+    for (const job of candidates) {
+      if (claimed.length >= max) break;
+      let free = room.get(job.workspace_id);
+      if (free === undefined) {
+        await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', job.workspace_id)).execute();
+        const ws = (await findWorkspace(trx, job.workspace_id)) as Workspace;
+        const running = await trx
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', job.workspace_id)
+          .where('status', '=', 'processing')
+          .executeTakeFirstOrThrow();
+        free = resolveLimits(ws).runningJobs - Number(running.n);
+      }
+      if (free <= 0) {
+        room.set(job.workspace_id, 0);
+        continue;
+      }
+      const row = await trx
+        .updateTable('jobs')
+        .set((eb) => ({
+          status: 'processing',
+          lease_token: eb('lease_token', '+', 1),
+          lease_owner: owner,
+          lease_expires_at_ms: now + deps.config.jobLeaseMs,
+          started_at_ms: eb.fn.coalesce('started_at_ms', eb.val(now)),
+          updated_at_ms: now,
+          version: eb('version', '+', 1),
+        }))
+        .where('id', '=', job.id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) continue;
+      await recordChange(trx, row, now);
+      room.set(job.workspace_id, free - 1);
+      claimed.push(row);
+    }
+    return claimed;
+  });
+}
+
+/** Extends the lease of a job this worker still holds; false when it lost it (cancel, recovery). */
+export async function heartbeat(deps: Deps, job: JobRow): Promise<boolean> {
+  const r = await deps.db
+    .updateTable('jobs')
+    .set({ lease_expires_at_ms: deps.clock.now() + deps.config.jobLeaseMs })
+    .where('id', '=', job.id)
+    .where('status', '=', 'processing')
+    .where('lease_token', '=', job.lease_token)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}

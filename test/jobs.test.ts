@@ -1,0 +1,252 @@
+/** Job lifecycle: states table, failure accounting, cancel, retry with checkpoints, fencing, complete output. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
+import { admin, call, describeEachDatabase } from './support/harness.js';
+import { seedTenant } from './support/seed.js';
+import { assertLedgerInvariants } from './support/ledger.js';
+import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
+import { claimJobs } from '../src/queue/claim.js';
+import { recoverExpiredLeases } from '../src/queue/recovery.js';
+import { executeJob } from '../src/modules/jobs/executor.js';
+import { findOperation } from '../src/operations/registry.js';
+
+const SPRITE = (directives: string, frames = 4) => ({ prompt: `a knight ${directives}`, frames, frameWidth: 16, frameHeight: 16 });
+const spriteMax = (frames = 4) => findOperation('sprite.generate')!.price(SPRITE('', frames)).maximumMillicents;
+
+async function retry(ctx: any, t: any, jobId: string, key = randomUUID()) {
+  return call(ctx, 'POST', `/v1/jobs/${jobId}/retry`, { secret: t.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': key } });
+}
+
+describeEachDatabase('job lifecycle', (get) => {
+  test('processing → failed: [sim:fail=CODE] sets errorCode, emits job.failed and still accounts consumed work', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'));
+    const jobId = res.json().data.jobId;
+    await drain(ctx);
+    const job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.errorCode, 'MODEL_REFUSED');
+    assert.equal(job.costMillicents, spriteMax());
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+    const ev = await ctx.deps.db.selectFrom('events').select('type').where('workspace_id', '=', t.workspace.id).execute();
+    assert.ok(ev.some((e) => e.type === 'job.failed'));
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('retry resumes after the last checkpoint and is not charged again for completed steps', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const full = spriteMax(4); // 4 frames, 1500 each
+    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=2]'));
+    const jobId = res.json().data.jobId;
+    await drain(ctx);
+    let job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.costMillicents, full / 2, 'two completed frames are charged');
+    const again = await retry(ctx, t, jobId);
+    assert.equal(again.statusCode, 202, again.body);
+    assert.equal(again.json().code, 'PUBLIC_JOBS_RETRY');
+    assert.deepEqual(again.json().data, { kind: 'job', jobId, status: 'pending', maximumCostMillicents: full / 2 });
+    assert.equal((await getJob(ctx, t, jobId)).status, 'pending');
+    await drain(ctx);
+    job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.costMillicents, full, 'cumulative cost equals the full price, nothing charged twice');
+    const usage = (await call(ctx, 'GET', '/v1/transactions', { secret: t.secret, workspaceId: t.workspace.id })).json().data.items.filter((i: any) => i.type === 'usage');
+    assert.equal(usage.reduce((s: number, i: any) => s - i.amountMillicents, 0), job.costMillicents, 'usage transactions sum to the job cost');
+    const output = JSON.parse((await readCompleteOutput(ctx, t, jobId)).bytes.toString('utf8'));
+    assert.equal(output.frames.length, 4, 'frames of both attempts are in the result');
+    assert.ok(output.atlas.url && output.strips.length === 1 && output.exports.godot);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('retry rules: only failed jobs (409 JOB_NOT_RETRYABLE), Idempotency-Key required, replay with the same key', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const ok = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
+    await drain(ctx);
+    assert.equal((await retry(ctx, t, ok)).json().code, 'JOB_NOT_RETRYABLE');
+    const failed = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'))).json().data.jobId;
+    await drain(ctx);
+    const noKey = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: t.secret, workspaceId: t.workspace.id });
+    assert.equal(noKey.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+    const key = randomUUID();
+    const first = await retry(ctx, t, failed, key);
+    const replay = await retry(ctx, t, failed, key);
+    assert.equal(replay.statusCode, 202);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(replay.json().data, first.json().data);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('a job funded by a personal provider key costs no credits and cannot be retried (409 PERSONAL_PROVIDER_KEY)', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1000 });
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/provider-keys`, { provider: 'simulated', apiKey: 'sk-own-key' });
+    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'));
+    assert.equal(res.statusCode, 202, res.body);
+    await drain(ctx);
+    assert.equal((await balance(ctx, t)).totalMillicents, 1000);
+    const again = await retry(ctx, t, res.json().data.jobId);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'PERSONAL_PROVIDER_KEY');
+  });
+
+  test('cancel: a pending job becomes cancelled, releases its hold and emits job.cancelled; again returns it; finished is 409', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
+    const cancel = () => call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
+    const res = await cancel();
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().code, 'PUBLIC_JOBS_CANCEL');
+    assert.equal(res.json().data.status, 'cancelled');
+    assert.equal(res.json().data.costMillicents, 0);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+    assert.equal((await cancel()).statusCode, 200);
+    assert.equal(await drain(ctx), 0, 'a cancelled job is never run');
+    const done = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
+    await drain(ctx);
+    const late = await call(ctx, 'POST', `/v1/jobs/${done}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
+    assert.equal(late.statusCode, 409);
+    assert.equal(late.json().code, 'JOB_NOT_CANCELLABLE');
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('cancel of a processing job fences out its worker: checkpointed steps are charged, the rest released, one terminal state', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:delay=400]'))).json().data.jobId;
+    const [claimed] = await claimJobs(ctx.deps, 'test-worker', 1);
+    assert.ok(claimed);
+    const controller = new AbortController();
+    const attempt = executeJob(ctx.deps, claimed, controller.signal);
+    // wait until at least one frame is checkpointed
+    for (let i = 0; i < 100; i++) {
+      const row = await ctx.deps.db.selectFrom('jobs').select('steps_done').where('id', '=', jobId).executeTakeFirstOrThrow();
+      if (Number(row.steps_done) >= 1) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const res = await call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
+    assert.equal(res.json().data.status, 'cancelled');
+    const outcome = await attempt;
+    assert.equal(outcome.status, 'lost', 'the fenced worker cannot finish the job');
+    const job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'cancelled');
+    assert.ok(job.costMillicents >= 1500 && job.costMillicents < spriteMax(), `charged ${job.costMillicents}`);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('lease fencing: a worker paused past its lease can no longer checkpoint or settle; the recovered job finishes once', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
+    const [stale] = await claimJobs(ctx.deps, 'paused-worker', 1);
+    ctx.clock.advance(ctx.config.jobLeaseMs + 1);
+    assert.equal(await recoverExpiredLeases(ctx.deps), 1);
+    assert.equal((await getJob(ctx, t, jobId)).status, 'pending');
+    const outcome = await executeJob(ctx.deps, stale!, new AbortController().signal);
+    assert.equal(outcome.status, 'lost');
+    assert.equal(await drain(ctx), 1);
+    const job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.costMillicents, spriteMax());
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('GET /v1/jobs lists metadata newest first with cursor paging; GET /v1/queue shows positions', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await run(ctx, t, 'music.generate', { prompt: `tune ${i}` })).json().data.jobId);
+    const page1 = (await call(ctx, 'GET', '/v1/jobs', { secret: t.secret, workspaceId: t.workspace.id, query: { limit: '3' } })).json().data;
+    assert.equal(page1.items.length, 3);
+    assert.equal(page1.items[0].output, undefined, 'list items carry no output');
+    assert.ok('executionOrigin' in page1.items[0] && 'status' in page1.items[0]);
+    const page2 = (await call(ctx, 'GET', '/v1/jobs', { secret: t.secret, workspaceId: t.workspace.id, query: { limit: '3', cursor: page1.nextCursor } })).json().data;
+    assert.deepEqual([...page1.items, ...page2.items].map((j: any) => j.id), [...ids].reverse());
+    assert.equal(page2.nextCursor, null);
+    const queue = await call(ctx, 'GET', '/v1/queue', { secret: t.secret, workspaceId: t.workspace.id });
+    assert.equal(queue.json().code, 'PUBLIC_QUEUE_GET');
+    const q = queue.json().data;
+    assert.equal(q.waiting, 5);
+    assert.equal(q.running, 0);
+    assert.equal(q.runningLimit, 6);
+    assert.deepEqual(q.items.map((i: any) => i.position), [1, 2, 3, 4, 5]);
+    assert.deepEqual(q.items.map((i: any) => i.jobId), ids);
+  });
+
+  test('running-jobs limit: a free workspace runs one job at a time', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    await run(ctx, t, 'music.generate', { prompt: 'a' });
+    await run(ctx, t, 'music.generate', { prompt: 'b' });
+    const claimed = await claimJobs(ctx.deps, 'w', 10);
+    assert.equal(claimed.filter((j) => j.workspace_id === t.workspace.id).length, 1);
+  });
+
+  test('another workspace’s job is 404 on every job endpoint', async () => {
+    const ctx = get();
+    const a = await seedTenant(ctx.deps, { credits: 100_000 });
+    const b = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = (await run(ctx, a, 'music.generate', { prompt: 'x' })).json().data.jobId;
+    for (const [method, url] of [['GET', `/v1/jobs/${jobId}`], ['GET', `/v1/jobs/${jobId}/output`], ['POST', `/v1/jobs/${jobId}/cancel`]] as const) {
+      const res = await call(ctx, method, url, { secret: b.secret, workspaceId: b.workspace.id });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(res.json().code, 'NOT_FOUND');
+    }
+  });
+});
+
+describeEachDatabase('complete output (Rule 6)', (get) => {
+  test('snapshot projection names omitted fields; complete output pages join to the verified document', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const jobId = (await run(ctx, t, 'music.generate', { prompt: 'long [sim:outputBytes=200000]' })).json().data.jobId;
+    await drain(ctx);
+    const job = await getJob(ctx, t, jobId);
+    assert.deepEqual(job.output.omittedFields, ['text']);
+    assert.ok(job.output.audio.url, 'file links stay inline');
+    assert.ok(Buffer.byteLength(JSON.stringify(job.output)) <= 60 * 1024);
+    const { bytes, total, digest, pages } = await readCompleteOutput(ctx, t, jobId);
+    assert.equal(bytes.length, total);
+    assert.equal(createHash('sha256').update(bytes).digest('hex'), digest);
+    assert.ok(pages >= 25);
+    const doc = JSON.parse(bytes.toString('utf8'));
+    assert.ok(Buffer.byteLength(doc.text) >= 199_990);
+    assert.match(doc.text, /Déjà vu € 😀/);
+    assert.equal(doc.audio.mediaId, job.output.audio.mediaId);
+  });
+
+  test('output cursors: tampered → 400 INVALID_CURSOR, older than the TTL → 410 CURSOR_EXPIRED, changed result → 409 OUTPUT_CHANGED', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const jobId = (await run(ctx, t, 'sprite.generate', { prompt: 'x [sim:outputBytes=30000] [sim:failAt=1]', frames: 2, frameWidth: 16, frameHeight: 16 })).json().data.jobId;
+    await drain(ctx);
+    const read = (cursor?: string) => call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
+    // failed job: the result is null until the retry completes
+    const first = (await read()).json().data;
+    assert.equal(first.fragment, 'null');
+    await retry(ctx, t, jobId);
+    await drain(ctx);
+    const page = (await read()).json().data;
+    assert.ok(page.nextCursor);
+    const tampered = page.nextCursor.slice(0, -2) + (page.nextCursor.endsWith('AA') ? 'BB' : 'AA');
+    assert.equal((await read(tampered)).json().code, 'INVALID_CURSOR');
+    assert.equal((await read('x'.repeat(1025))).statusCode, 400);
+    const second = await read(page.nextCursor);
+    assert.equal(second.statusCode, 200);
+    ctx.clock.advance(ctx.config.outputCursorTtlS * 1000 + 1);
+    const expired = await read(page.nextCursor);
+    assert.equal(expired.statusCode, 410);
+    assert.equal(expired.json().code, 'CURSOR_EXPIRED');
+    const fresh = (await read()).json().data;
+    await ctx.deps.db.updateTable('jobs').set({ output_json: JSON.stringify({ replaced: true, filler: 'y'.repeat(20_000) }) }).where('id', '=', jobId).execute();
+    const changed = await read(fresh.nextCursor);
+    assert.equal(changed.statusCode, 409);
+    assert.equal(changed.json().code, 'OUTPUT_CHANGED');
+  });
+});

@@ -1,0 +1,284 @@
+/** Tool catalog, estimates and runs: admission, idempotency, money and limits (spec Rules 1-4, Budgets). */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { call, admin, describeEachDatabase } from './support/harness.js';
+import { seedKey, seedTenant } from './support/seed.js';
+import { assertLedgerInvariants } from './support/ledger.js';
+import { balance, drain, getJob, run } from './support/jobs.js';
+import { OPERATION_IDS, OPERATION_POINTS } from '../src/operations/ids.js';
+import { findOperation } from '../src/operations/registry.js';
+
+const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
+const CHAT_MAX = findOperation('chat.generate')!.price(CHAT).maximumMillicents;
+const MUSIC = (extra = '') => ({ prompt: `a calm tune ${extra}`, durationSeconds: 10 });
+const MUSIC_MAX = findOperation('music.generate')!.price(MUSIC()).maximumMillicents; // 5000
+
+describeEachDatabase('tools and estimates', (get) => {
+  test('GET /v1/tools lists the 14 operations with exactly the five required fields', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps);
+    const res = await call(ctx, 'GET', '/v1/tools', { secret: t.secret, workspaceId: t.workspace.id });
+    assert.equal(res.statusCode, 200);
+    const ops = res.json().data.items.flatMap((tool: any) => {
+      assert.deepEqual(Object.keys(tool).sort(), ['description', 'name', 'operations', 'slug']);
+      assert.ok(tool.operations.length <= 20);
+      return tool.operations;
+    });
+    assert.deepEqual(ops.map((o: any) => o.operationId).sort(), [...OPERATION_IDS].sort());
+    for (const o of ops) {
+      assert.deepEqual(Object.keys(o).sort(), ['asynchronous', 'inputSchema', 'operationId', 'summaryKey', 'usagePoints']);
+      assert.equal(o.usagePoints, OPERATION_POINTS[o.operationId as keyof typeof OPERATION_POINTS]);
+      assert.equal(o.asynchronous, !['link.preview', 'chat.generate'].includes(o.operationId));
+      assert.equal(o.inputSchema.type, 'object');
+      assert.equal(o.inputSchema.additionalProperties, false);
+    }
+  });
+
+  test('GET /v1/tools shows only the operations the key may run', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps);
+    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const res = await call(ctx, 'GET', '/v1/tools', { secret, workspaceId: t.workspace.id });
+    const ops = res.json().data.items.flatMap((tool: any) => tool.operations.map((o: any) => o.operationId));
+    assert.deepEqual(ops, ['chat.generate']);
+  });
+
+  test('POST /v1/estimates returns the four fields and reserves nothing', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const res = await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'chat.generate', input: CHAT } });
+    assert.equal(res.statusCode, 200, res.body);
+    const data = res.json().data;
+    assert.equal(res.json().code, 'PUBLIC_TOOLS_ESTIMATE');
+    assert.deepEqual(Object.keys(data).sort(), ['estimatedCostMillicents', 'maximumCostMillicents', 'operationId', 'usagePoints']);
+    assert.equal(data.maximumCostMillicents, CHAT_MAX);
+    assert.ok(data.estimatedCostMillicents <= data.maximumCostMillicents);
+    assert.equal(data.usagePoints, 10);
+    const b = await balance(ctx, t);
+    assert.equal(b.reservedMillicents, 0);
+    assert.equal(b.spendableMillicents, 100_000);
+  });
+
+  test('Rule 1: estimates and runs accept exactly operationId and input; unknown operation and invalid input are 400', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const post = (body: unknown) => call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body });
+    assert.equal((await post({ operationId: 'chat.generate', input: CHAT, extra: 1 })).json().code, 'INVALID_REQUEST');
+    assert.equal((await post({ operationId: 'chat.generate' })).json().code, 'INVALID_REQUEST');
+    assert.equal((await post({ operationId: 'nope.nothing', input: {} })).json().code, 'UNKNOWN_OPERATION');
+    const invalid = await post({ operationId: 'chat.generate', input: { messages: [{ role: 'robot', content: '' }], bogus: true } });
+    assert.equal(invalid.statusCode, 400);
+    assert.equal(invalid.json().code, 'INVALID_INPUT');
+    const pointers = invalid.json().details.errors.map((e: any) => e.pointer);
+    assert.ok(pointers.length > 0 && pointers.every((p: string) => p.startsWith('/input')), JSON.stringify(pointers));
+    const path = await post({ operationId: 'background.remove', input: { mediaId: '/etc/passwd' } });
+    assert.equal(path.json().code, 'INVALID_INPUT');
+  });
+
+  test('a key may only run the operations chosen at its creation (403 FORBIDDEN_OPERATION)', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['link.preview'] });
+    const res = await run(ctx, { secret, workspace: t.workspace }, 'chat.generate', CHAT);
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json().code, 'FORBIDDEN_OPERATION');
+  });
+});
+
+describeEachDatabase('runs: money and idempotency', (get) => {
+  test('synchronous chat.generate answers 200 kind=result, charges its cost and records a completed job', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const res = await run(ctx, t, 'chat.generate', CHAT);
+    assert.equal(res.statusCode, 200, res.body);
+    const data = res.json().data;
+    assert.equal(res.json().code, 'PUBLIC_TOOLS_RUN');
+    assert.equal(data.kind, 'result');
+    assert.equal(data.status, 'completed');
+    assert.match(data.result.message.content, /Hello there/);
+    assert.ok(data.costMillicents > 0 && data.costMillicents <= CHAT_MAX);
+    const job = await getJob(ctx, t, data.jobId);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.executionOrigin, 'api');
+    assert.equal(job.costMillicents, data.costMillicents);
+    const b = await balance(ctx, t);
+    assert.equal(b.totalMillicents, 100_000 - data.costMillicents);
+    assert.equal(b.reservedMillicents, 0);
+    const tx = (await call(ctx, 'GET', '/v1/transactions', { secret: t.secret, workspaceId: t.workspace.id })).json().data.items[0];
+    assert.equal(tx.type, 'usage');
+    assert.equal(tx.amountMillicents, -data.costMillicents);
+    assert.equal(tx.jobId, data.jobId);
+    assert.equal(tx.toolSlug, 'chat');
+    assert.equal(tx.executionOrigin, 'api');
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('queued run answers 202 kind=job, holds the maximum cost, and settles after the worker completes it', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const res = await run(ctx, t, 'music.generate', MUSIC('[sim:cost=1234]'));
+    assert.equal(res.statusCode, 202, res.body);
+    const data = res.json().data;
+    assert.deepEqual(Object.keys(data).sort(), ['jobId', 'kind', 'maximumCostMillicents', 'status']);
+    assert.equal(data.kind, 'job');
+    assert.equal(data.status, 'pending');
+    assert.equal(data.maximumCostMillicents, MUSIC_MAX);
+    let b = await balance(ctx, t);
+    assert.equal(b.reservedMillicents, MUSIC_MAX);
+    assert.equal(b.spendableMillicents, 100_000 - MUSIC_MAX);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    assert.equal(await drain(ctx), 1);
+    const job = await getJob(ctx, t, data.jobId);
+    assert.equal(job.status, 'completed');
+    assert.equal(job.costMillicents, 1234);
+    assert.ok(job.startedAt && job.completedAt);
+    assert.equal(job.progress.percentage, 100);
+    assert.equal(job.output.audio.mimeType, 'audio/wav');
+    assert.match(job.output.audio.url, /^http/);
+    b = await balance(ctx, t);
+    assert.equal(b.reservedMillicents, 0);
+    assert.equal(b.totalMillicents, 100_000 - 1234);
+    const events = await ctx.deps.db.selectFrom('events').selectAll().where('workspace_id', '=', t.workspace.id).execute();
+    assert.ok(events.some((e) => e.type === 'job.completed' && JSON.parse(e.data_json).job.id === data.jobId));
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('Rule 3: spendable credits below the maximum cost is 402 INSUFFICIENT_CREDITS and nothing is written', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: MUSIC_MAX - 1 });
+    const res = await run(ctx, t, 'music.generate', MUSIC());
+    assert.equal(res.statusCode, 402);
+    assert.equal(res.json().code, 'INSUFFICIENT_CREDITS');
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    assert.equal(jobs.length, 0);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('Rule 3 / Budgets: key daily budget and workspace ceiling both must permit; 429 BUDGET_EXCEEDED names the budget', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, key: { budgets: { dailyMillicents: MUSIC_MAX * 2 } } });
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
+    const refused = await run(ctx, t, 'music.generate', MUSIC());
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().code, 'BUDGET_EXCEEDED');
+    assert.equal(refused.json().details.limit, 'KEY_BUDGET_DAY');
+    assert.equal(refused.json().details.scope, 'key');
+    const midnight = Date.UTC(2026, 10, 19);
+    assert.equal(refused.json().details.resetsAt, new Date(midnight).toISOString());
+    assert.equal(Number(refused.headers['retry-after']), Math.ceil((midnight - ctx.clock.now()) / 1000));
+
+    const w = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    await admin(ctx, `/admin/v1/workspaces/${w.workspace.id}/settings`, { budgets: { monthlyMillicents: MUSIC_MAX } });
+    assert.equal((await run(ctx, w, 'music.generate', MUSIC())).statusCode, 202);
+    const ws = await run(ctx, w, 'music.generate', MUSIC());
+    assert.equal(ws.statusCode, 429);
+    assert.equal(ws.json().details.limit, 'WORKSPACE_BUDGET_MONTH');
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('Budgets: in-flight reservations count toward admission after the period changes', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, key: { budgets: { dailyMillicents: MUSIC_MAX } } });
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
+    ctx.clock.advance(24 * 3_600_000); // next UTC day, the job still waits
+    const res = await run(ctx, t, 'music.generate', MUSIC());
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.json().details.limit, 'KEY_BUDGET_DAY');
+  });
+
+  test('waiting-jobs limit: 429 QUEUE_FULL with details.limit WAITING_JOBS and Retry-After', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    for (let i = 0; i < 3; i++) assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
+    const res = await run(ctx, t, 'music.generate', MUSIC());
+    assert.equal(res.statusCode, 429);
+    assert.equal(res.json().code, 'QUEUE_FULL');
+    assert.equal(res.json().details.limit, 'WAITING_JOBS');
+    assert.ok(Number(res.headers['retry-after']) >= 1);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 3 * MUSIC_MAX);
+  });
+
+  test('Rule 4: Idempotency-Key is required (400 IDEMPOTENCY_KEY_REQUIRED); over 128 characters refused', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const missing = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'chat.generate', input: CHAT } });
+    assert.equal(missing.statusCode, 400);
+    assert.equal(missing.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+    const long = await run(ctx, t, 'chat.generate', CHAT, 'k'.repeat(129));
+    assert.equal(long.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+  });
+
+  test('Rule 4: same key and same request replays the stored response with Idempotent-Replayed, charges nothing and costs 1 point', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const key = randomUUID();
+    const first = await run(ctx, t, 'music.generate', MUSIC(), key);
+    assert.equal(first.statusCode, 202);
+    const before = Number(first.headers['ratelimit-remaining']);
+    const again = await run(ctx, t, 'music.generate', { durationSeconds: 10, prompt: 'a calm tune ' }, key); // same input, other key order
+    assert.equal(again.statusCode, 202);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(again.json().data, first.json().data);
+    const usage = (await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id })).json().data;
+    // points: first run 50, replay 1, this usage read 1
+    assert.equal(usage.points.minuteUsed, 50 + 1 + 1);
+    assert.ok(before >= 0);
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    assert.equal(jobs.length, 1);
+    assert.equal((await balance(ctx, t)).reservedMillicents, MUSIC_MAX);
+  });
+
+  test('Rule 4: same key with a different request is 409 IDEMPOTENCY_CONFLICT; keys are scoped to the API key', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const key = randomUUID();
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 202);
+    const conflict = await run(ctx, t, 'music.generate', MUSIC('other'), key);
+    assert.equal(conflict.statusCode, 409);
+    assert.equal(conflict.json().code, 'IDEMPOTENCY_CONFLICT');
+    const other = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
+    assert.equal((await run(ctx, { secret: other.secret, workspace: t.workspace }, 'music.generate', MUSIC('other'), key)).statusCode, 202);
+  });
+
+  test('Rule 4: a failed admission (402) does not burn the key; the same request succeeds after credits are added', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 10 });
+    const key = randomUUID();
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 402);
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/credits`, { amountMillicents: 100_000 });
+    assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 202);
+  });
+
+  test('Rule 4: concurrent requests with one key: exactly one job, the others replay or see 409 IDEMPOTENCY_IN_PROGRESS', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 8 }, () => run(ctx, t, 'music.generate', MUSIC(), key)));
+    const codes = results.map((r) => r.statusCode);
+    assert.ok(codes.every((c) => c === 202 || c === 409), codes.join(','));
+    for (const r of results.filter((r) => r.statusCode === 409)) assert.equal(r.json().code, 'IDEMPOTENCY_IN_PROGRESS');
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    assert.equal(jobs.length, 1);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('concurrency: 200 parallel runs against credits for exactly K maximum costs admit exactly K', async () => {
+    const ctx = get();
+    const K = 7;
+    const t = await seedTenant(ctx.deps, { credits: K * MUSIC_MAX });
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, pointsPerMinute: 1_000_000 } });
+    const results = await Promise.all(Array.from({ length: 200 }, () => run(ctx, t, 'music.generate', MUSIC())));
+    const admitted = results.filter((r) => r.statusCode === 202).length;
+    const refused = results.filter((r) => r.statusCode === 402).length;
+    assert.equal(admitted, K);
+    assert.equal(refused, 200 - K);
+    const b = await balance(ctx, t);
+    assert.equal(b.reservedMillicents, K * MUSIC_MAX);
+    assert.equal(b.spendableMillicents, 0);
+    await drain(ctx);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+  });
+});
