@@ -1,49 +1,287 @@
 /**
  * buildApp(deps): the Fastify instance with every route, hook and schema. It never listens;
  * main.ts does, and tests use `inject` or listen on an ephemeral port.
+ *
+ * Cross-cutting HTTP behaviour lives here: X-Request-Id on every response (404s and framework
+ * errors included), one request-log line per request with secrets stripped from the URL,
+ * Prometheus counters, body parsing (JSON only; an empty JSON body counts as no body), and the
+ * OpenAPI document built from the route schemas (only key-authenticated /v1 routes appear).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import type { Bindings, ChildLoggerOptions } from 'pino';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
-import { newId } from './lib/ids.js';
 import { registerAuthHook } from './http/auth-hook.js';
+import { ErrorBodySchema } from './http/envelope.js';
 import { errorBody, errorHandler } from './http/error-handler.js';
+import { AppError } from './http/errors.js';
+import type { RouteMeta } from './http/route-meta.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemRoutes } from './http/system-routes.js';
 import { workspaceRoutes } from './modules/accounts/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
+import { mediaRoutes } from './modules/media/routes.js';
 import { adminRoutes } from './admin/routes.js';
+import { toolRoutes } from './modules/tools/routes.js';
+import { runRoutes } from './modules/runs/routes.js';
+import { jobRoutes } from './modules/jobs/routes.js';
 
 export const API_VERSION = '1.0.0';
+export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export interface BuildAppOptions {
-  /** Log requests (off in tests). */
+  /** Log one line per request (off in tests). */
   logRequests?: boolean;
 }
 
+/** A route as registered, for checks that every public route is documented. */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  meta: RouteMeta | undefined;
+}
+
+const routeCatalogs = new WeakMap<FastifyInstance, RouteEntry[]>();
+
+/** Every route registered on an app built by buildApp (HEAD twins excluded). */
+export function listRoutes(app: FastifyInstance): RouteEntry[] {
+  return [...(routeCatalogs.get(app) ?? [])];
+}
+
+/** Query parameters whose values never reach a log line (a key sent where it does not belong). */
+const SECRET_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 'token', 'secret']);
+
+/** The URL as logged: values of secret-looking query parameters, and any `wask_` key, replaced. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = (q < 0 ? url : url.slice(0, q)).replace(/wask_[A-Za-z0-9_-]+/g, 'wask_[redacted]');
+  if (q < 0) return path;
+  const params = new URLSearchParams(url.slice(q + 1));
+  for (const [name, value] of [...params]) {
+    if (SECRET_QUERY_PARAMS.has(name.toLowerCase()) || value.includes('wask_')) params.set(name, '[redacted]');
+  }
+  return `${path}?${params.toString()}`;
+}
+
+/**
+ * Request ids are UUIDv7 (RFC 9562): the 48-bit millisecond timestamp, then a 32-bit counter
+ * (in rand_a and the top of rand_b) and 42 random bits fixed per process. Unique within a
+ * process (the counter does not wrap within a millisecond) and across processes (the random
+ * tail); several times cheaper than a fully random v7 on every request.
+ */
+const processTail = randomBytes(6).readUIntBE(0, 6) % 2 ** 42;
+/** The 64 possible last groups: 6 counter bits above the per-process random 42 bits. */
+const tails = Array.from({ length: 64 }, (_, i) => (i * 2 ** 42 + processTail).toString(16).padStart(12, '0'));
+let requestCounter = randomBytes(4).readUInt32BE(0);
+let lastMs = -1;
+let timeGroups = '';
+
+export function requestId(): string {
+  requestCounter = (requestCounter + 1) >>> 0;
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    const time = ms.toString(16).padStart(12, '0');
+    timeGroups = `${time.slice(0, 8)}-${time.slice(8)}`;
+  }
+  const randA = (0x7000 | (requestCounter >>> 20)).toString(16);
+  const randB = (0x8000 | ((requestCounter >>> 6) & 0x3fff)).toString(16);
+  return `${timeGroups}-${randA}-${randB}-${tails[requestCounter & 0x3f]}`;
+}
+
+type LogLevelName = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LogArgs = [unknown, ...unknown[]];
+
+/**
+ * A request's logger, made into a real pino child (which serializes its bindings) only when
+ * something is logged at an enabled level: most requests never log, and the child cost a few
+ * microseconds on every request.
+ */
+class LazyChildLogger {
+  private real: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean },
+    private readonly bindings: Bindings,
+  ) {}
+
+  private logger(): FastifyBaseLogger {
+    return (this.real ??= this.parent.child(this.bindings));
+  }
+
+  private write(level: LogLevelName, args: LogArgs): void {
+    if (!this.real && this.parent.isLevelEnabled && !this.parent.isLevelEnabled(level)) return;
+    (this.logger()[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  get level(): string {
+    return this.real ? this.real.level : this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger().level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.real ? (this.real as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(level) ?? true : this.parent.isLevelEnabled?.(level) ?? true;
+  }
+
+  fatal(...args: LogArgs): void {
+    this.write('fatal', args);
+  }
+  error(...args: LogArgs): void {
+    this.write('error', args);
+  }
+  warn(...args: LogArgs): void {
+    this.write('warn', args);
+  }
+  info(...args: LogArgs): void {
+    this.write('info', args);
+  }
+  debug(...args: LogArgs): void {
+    this.write('debug', args);
+  }
+  trace(...args: LogArgs): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger().child(bindings, options);
+  }
+}
+
+function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  // Route-level log levels or serializers need the real child at once.
+  if (options.level !== undefined || options.serializers !== undefined) return logger.child(bindings, options);
+  return new LazyChildLogger(logger, bindings) as unknown as FastifyBaseLogger;
+}
+
+/**
+ * Fastify's request logging (Fastify 5.12 moved it from `disableRequestLogging` to a
+ * LogController). One line per finished request instead of two, with a redacted URL and the
+ * tenant ids, so a log line can be traced to a workspace and key but never carries a secret.
+ */
+class RequestLogController extends LogController {
+  constructor(
+    options: ConstructorParameters<typeof LogController>[0],
+    /** Called for every finished response (Fastify calls requestCompleted for each one). */
+    private readonly finished: (request: FastifyRequest, reply: FastifyReply) => void,
+  ) {
+    super(options);
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.finished(request, reply);
+    if (this.isLogDisabled(request) || !(reply.log as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(error ? 'error' : 'info')) return;
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode: reply.statusCode,
+      responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+      ...(request.auth ? { workspaceId: request.auth.workspace.id, keyId: request.auth.key.id } : {}),
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+
+  override routeNotFound(): void {}
+}
+
+/** OpenAPI operation details drawn from a route's RouteMeta: security, scope, points, errors. */
+function documentRoute(schema: Record<string, unknown> | undefined, url: string, meta: RouteMeta | undefined): Record<string, unknown> {
+  if (!schema || !url.startsWith('/v1/') || meta?.auth !== 'key') return { ...schema, hide: true };
+  const points = typeof meta.points === 'number' ? `${meta.points} usage point${meta.points === 1 ? '' : 's'}` : 'usage points that depend on the operation';
+  const error = (description: string) => ({ ...ErrorBodySchema, description });
+  const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+  for (const status of ['200', '202']) {
+    const success = responses[status];
+    if (success && !success.description) responses[status] = { ...success, description: meta.message };
+  }
+  return {
+    ...schema,
+    operationId: meta.code,
+    description: [schema.description, `Scope: \`${meta.scope ?? 'none'}\`. Costs ${points}. Success code: \`${meta.code}\`.`].filter(Boolean).join('\n\n'),
+    security: [{ bearerAuth: [] }],
+    response: {
+      400: error('INVALID_REQUEST: malformed header, query or body.'),
+      401: error('UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string.'),
+      403: error('FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED).'),
+      429: error('RATE_LIMITED (usage points; see Retry-After and details.limit).'),
+      ...responses,
+    },
+  };
+}
+
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  let closing = false;
+  const app: FastifyInstance = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
-    disableRequestLogging: !options.logRequests,
-    genReqId: () => newId(),
+    // Metrics and connection draining ride on the completion callback Fastify makes for every
+    // response anyway, which saves an onResponse hook on every request.
+    logController: new RequestLogController({ disableRequestLogging: !options.logRequests, requestIdLogLabel: 'requestId' }, (request, reply) => {
+      deps.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      // While draining, a keep-alive connection whose request just finished is idle now: close
+      // it, so a client cannot hold the closing server open (server.close() only reaps the
+      // connections that were idle when it was called).
+      if (closing) setImmediate(() => app.server.closeIdleConnections());
+    }),
+    genReqId: requestId,
+    childLoggerFactory: lazyChildLogger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
-    bodyLimit: 1024 * 1024,
-    ajv: { customOptions: { removeAdditional: false } },
-    return503OnClosing: true,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Requests that arrive while the server drains get our 503 envelope (hook below), not Fastify's.
+    return503OnClosing: false,
+    // Malformed URLs (bad percent-encoding, over-long parameters) get the same envelope as the rest.
+    frameworkErrors: (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      reply.header('X-Request-Id', String(request.id));
+      errorHandler(err, request, reply);
+    },
   });
+  const catalog: RouteEntry[] = [];
+  routeCatalogs.set(app, catalog);
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (method === 'HEAD') continue;
+      catalog.push({ method, url: route.url, meta: (route.config as { meta?: RouteMeta } | undefined)?.meta });
+    }
+  });
+
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request, 'NOT_FOUND', 'Not found.')));
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', String(request.id));
+  // JSON is the only body format (routes needing others register their own parser). An empty
+  // JSON body means "no body", so `POST …/revoke` with a Content-Type header but nothing else works.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    parseJson(request, body as string, done);
   });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    deps.metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    deps.metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+
+  // Callback-style hooks: on the hot path they are cheaper than async ones.
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    if (closing) return done(new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
+    done();
   });
 
   await app.register(swagger, {
@@ -52,19 +290,33 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       info: {
         title: 'Workspace Automation Service Public API',
         version: API_VERSION,
-        description: 'Every endpoint needs `Authorization: Bearer <API_KEY>` and `X-Service-Workspace: <workspace UUID>`.',
+        description:
+          'Every endpoint needs `Authorization: Bearer <API_KEY>` and `X-Service-Workspace: <workspace UUID>`. ' +
+          'Responses use the envelope `{success, code, message, data}`; errors are `{success:false, code, message, requestId, details?}`. ' +
+          'Every response carries `X-Request-Id`; authenticated responses carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
       },
       servers: [{ url: deps.config.publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (wask_…) issued by the operator.' } } },
       security: [{ bearerAuth: [] }],
     },
-    hideUntagged: true,
+    // Only key-authenticated /v1 routes are public; admin, system and docs routes stay out.
+    transform: ({ schema, url, route }) => ({
+      schema: documentRoute(schema as Record<string, unknown> | undefined, url, (route.config as { meta?: RouteMeta } | undefined)?.meta) as typeof schema,
+      url,
+    }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { url: '/openapi.json' }, staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { url: '/openapi.json', validatorUrl: null },
+    // Same-origin only, and no `upgrade-insecure-requests`: a plain-http self-hosted instance
+    // must still load the page's own scripts and styles.
+    staticCSP:
+      "default-src 'self'; base-uri 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self'",
+  });
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
 
   registerAuthHook(app, deps);
-  const modules = [systemRoutes, workspaceRoutes, usageRoutes, billingRoutes];
+  const modules = [systemRoutes, workspaceRoutes, usageRoutes, billingRoutes, toolRoutes, runRoutes, jobRoutes, mediaRoutes];
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));
   return app;

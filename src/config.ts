@@ -13,6 +13,7 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   port: number;
   host: string;
+  /** `sqlite:PATH` or `postgres://…`; default `sqlite:DATA_DIR/service.db`. */
   databaseUrl: string;
   dataDir: string;
   mediaStore: string;
@@ -77,13 +78,21 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = int('PORT', 8080, 0, 65535);
   const host = str('HOST') ?? '127.0.0.1';
-  const databaseUrl = str('DATABASE_URL') ?? 'sqlite:./data/service.db';
+  if (!ipaddr.isValid(host) && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)) {
+    problems.push(`HOST must be an IP address or a host name (got "${host}")`);
+  }
+  const dataDirSetting = str('DATA_DIR') ?? './data';
+  const dataDir = resolve(dataDirSetting);
+  // The embedded database lives in DATA_DIR unless DATABASE_URL says otherwise, so one DATA_DIR
+  // is one deployment (database, media, secret key) and its server lock covers all of it.
+  const databaseUrl = str('DATABASE_URL') ?? `sqlite:${dataDirSetting.replace(/\/+$/, '')}/service.db`;
   if (!databaseUrl.startsWith('sqlite:') && !isPostgresUrl(databaseUrl)) {
-    problems.push(`DATABASE_URL must be sqlite:PATH or postgres://… (got "${databaseUrl}")`);
+    problems.push(`DATABASE_URL must be sqlite:PATH or postgres://… (got "${redactUrlPassword(databaseUrl)}")`);
   } else if (databaseUrl.startsWith('sqlite:') && databaseUrl.length === 'sqlite:'.length) {
     problems.push('DATABASE_URL sqlite: needs a file path (sqlite:./data/service.db)');
+  } else if (isPostgresUrl(databaseUrl) && !isParsableUrl(databaseUrl)) {
+    problems.push('DATABASE_URL is not a valid postgres:// URL');
   }
-  const dataDir = resolve(str('DATA_DIR') ?? './data');
   const mediaStore = str('MEDIA_STORE') ?? 'local';
   if (mediaStore !== 'local' && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(mediaStore)) {
     problems.push(`MEDIA_STORE must be "local" or s3://bucket/prefix (got "${mediaStore}")`);
@@ -103,7 +112,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`ROLE must be api, worker or all (got "${role}")`);
   const logLevel = str('LOG_LEVEL') ?? 'info';
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}`);
+  if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')} (got "${logLevel}")`);
   const providersFile = str('PROVIDERS_FILE');
   if (providersFile !== undefined && !existsSync(providersFile)) problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
 
@@ -135,6 +144,27 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
+function isParsableUrl(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A database URL fit for an error message: the password, if any, replaced. */
+function redactUrlPassword(value: string): string {
+  return value.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}
+
+/** The file of an embedded SQLite database URL, or undefined (PostgreSQL, in-memory). */
+export function sqliteFile(databaseUrl: string): string | undefined {
+  if (!databaseUrl.startsWith('sqlite:')) return undefined;
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? undefined : resolve(path);
+}
+
 function isHttpUrl(value: string): boolean {
   try {
     const u = new URL(value);
@@ -158,6 +188,12 @@ export function resolveSecretKey(config: Config): string {
     return stored;
   }
   const generated = randomBytes(32).toString('hex');
-  writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process (a CLI command beside the first start) wrote it first: use theirs.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return resolveSecretKey(config);
+    throw err;
+  }
   return generated;
 }

@@ -18,6 +18,7 @@ import { UsageMeter } from './modules/usage/meter.js';
 import { resolveTxt } from 'node:dns/promises';
 import { createEgress } from './egress/client.js';
 import type { Egress } from './egress/types.js';
+import { createBlobStore, type BlobStore } from './modules/media/blob-store.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
@@ -38,6 +39,10 @@ export interface Deps {
   usage: UsageMeter;
   egress: Egress;
   net: NetLookups;
+  /** Media bytes: local files under DATA_DIR or an S3-compatible bucket (MEDIA_STORE). */
+  blobs: BlobStore;
+  /** Tells this process's job worker (if any) that a job was admitted; set by the server. */
+  jobsWakeup: () => void;
   /** Stops background timers, flushes counters and closes the database. */
   close(): Promise<void>;
 }
@@ -83,6 +88,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   epochTimer?.unref();
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
+  const blobs = await createBlobStore({ config, keyring });
   let closed = false;
   return {
     config,
@@ -98,12 +104,15 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     usage,
     egress,
     net: options.net ?? { resolveTxt },
+    blobs,
+    jobsWakeup: () => {},
     async close() {
       if (closed) return;
       closed = true;
       if (epochTimer) clearInterval(epochTimer);
       await usage.stop().catch((err: unknown) => log.error({ err }, 'final usage flush failed'));
       await egress.close();
+      await blobs.close();
       await handle.close();
     },
   };

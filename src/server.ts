@@ -1,46 +1,114 @@
 /**
- * A running service process: API (HTTP), worker (background tasks) or both, per ROLE. SIGTERM
- * and SIGINT close gracefully: stop accepting, finish in-flight requests, stop workers, flush
- * counters, close the database, release the embedded lock.
+ * A running service process: API (HTTP), worker (background tasks) or both, per ROLE.
+ *
+ * Start-up: take the embedded-database lock (SQLite only), open and migrate the database, build
+ * the app, listen (unless ROLE=worker), start the workers (unless ROLE=api): the job worker and
+ * housekeeping. SIGTERM and SIGINT close gracefully: stop accepting connections and finish
+ * in-flight requests (new requests on open keep-alive connections get 503 UNAVAILABLE), stop the
+ * workers (running jobs get a grace period, then are aborted and their leases expire for another
+ * process to recover), flush the usage counters, close the database, release the lock, exit 0.
+ * A close that takes longer than SHUTDOWN_TIMEOUT_MS exits 1.
  */
-import { isPostgresUrl, resolveSecretKey, type Config } from './config.js';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { resolveSecretKey, sqliteFile, type Config } from './config.js';
 import { buildApp } from './app.js';
 import { createDeps } from './deps.js';
 import { acquireServerLock } from './process-lock.js';
+import { JobWorker } from './queue/worker.js';
 import { startMaintenance } from './worker/maintenance.js';
 
-export async function runServer(config: Config): Promise<void> {
-  const releaseLock = isPostgresUrl(config.databaseUrl) ? () => {} : acquireServerLock(config.dataDir);
-  const deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true });
-  const stops: (() => void)[] = [];
-  const app = await buildApp(deps, { logRequests: true });
-  if (config.role !== 'worker') {
-    await app.listen({ port: config.port, host: config.host });
-  } else {
-    await app.ready();
-  }
-  if (config.role !== 'api') stops.push(startMaintenance(deps));
-  deps.log.info({ role: config.role, database: config.databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres' }, 'service started');
+export const SHUTDOWN_TIMEOUT_MS = 25_000;
 
+export async function runServer(config: Config): Promise<void> {
+  // Signals are caught from the first moment: one that arrives during start-up is acted on once
+  // the process is up (so the lock is always released); a second one while closing exits at once.
+  let requested: string | undefined;
+  let shutdown: ((signal: string) => Promise<void>) | undefined;
   let closing = false;
-  const shutdown = async (signal: string) => {
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (closing) {
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    } else if (shutdown) {
+      void shutdown(signal);
+    } else {
+      requested = signal;
+    }
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const databaseFile = sqliteFile(config.databaseUrl);
+  const releaseLock = databaseFile ? acquireServerLock(databaseFile) : () => {};
+  let deps;
+  try {
+    deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true });
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+  const log = deps.log;
+  const stops: (() => Promise<void>)[] = [];
+  let app: FastifyInstance | undefined;
+  let address: AddressInfo | undefined;
+  try {
+    app = await buildApp(deps, { logRequests: true });
+    if (config.role !== 'worker') {
+      await app.listen({ port: config.port, host: config.host });
+      address = app.server.address() as AddressInfo;
+    } else {
+      await app.ready();
+    }
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await deps.close().catch(() => {});
+    releaseLock();
+    throw err;
+  }
+  if (config.role !== 'api') {
+    // The job worker claims queued jobs (a job admitted in this process wakes it at once; other
+    // processes find it by polling) and housekeeping expires credits.
+    const jobs = new JobWorker(deps);
+    jobs.start();
+    deps.jobsWakeup = () => jobs.notify();
+    stops.push(() => jobs.stop(), startMaintenance(deps));
+  }
+  // Worker timers are unref'd (they must not hold a closing process open), so a process without
+  // an HTTP listener needs something that keeps it running until it is told to stop.
+  const keepAlive = address ? undefined : setInterval(() => {}, 1 << 30);
+  log.info(
+    {
+      role: config.role,
+      database: databaseFile ? 'sqlite' : 'postgres',
+      ...(address ? { host: address.address, port: address.port } : { listening: false }),
+    },
+    'service started',
+  );
+
+  shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    deps.log.info({ signal }, 'shutting down');
+    log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
-      deps.log.error('graceful shutdown timed out; exiting');
+      log.error('graceful shutdown timed out; exiting');
+      releaseLock();
       process.exit(1);
-    }, 25_000);
+    }, SHUTDOWN_TIMEOUT_MS);
     force.unref();
+    if (keepAlive) clearInterval(keepAlive);
+    let code = 0;
     try {
-      for (const stop of stops) stop();
-      await app.close();
+      await app!.close();
+      await Promise.all(stops.map((stop) => stop()));
       await deps.close();
+    } catch (err) {
+      log.error({ err }, 'error during shutdown');
+      code = 1;
     } finally {
       releaseLock();
     }
-    process.exit(0);
+    log.info({ code }, 'stopped');
+    process.exit(code);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  if (requested) void shutdown(requested);
 }

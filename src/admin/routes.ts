@@ -6,7 +6,6 @@ import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { envelopeSchema, ok } from '../http/envelope.js';
-import { Uuid } from '../http/schemas.js';
 import * as accounts from '../modules/accounts/service.js';
 import { createKey, revokeKey } from '../modules/auth/keys.js';
 import { grantCredits } from '../modules/billing/service.js';
@@ -34,10 +33,6 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
       async (request) => ok(request, await handler(request as FastifyRequest<{ Body: Static<B>; Params: Static<Params> }>)),
     );
   }
-  const idParams = Type.Object({ id: Uuid }, { additionalProperties: false });
-  const hostParams = Type.Object({ id: Uuid, hostname: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false });
-  const memberParams = Type.Object({ id: Uuid, userId: Uuid }, { additionalProperties: false });
-
   post('/admin/v1/users', 'ADMIN_USERS_CREATE', 'User created.', { body: S.CreateUserBody, response: Type.Object({ user: S.UserSchema }) }, async (r) => ({
     user: P.presentUser(await accounts.createUser(deps, r.body)),
   }));
@@ -46,11 +41,11 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     organization: P.presentOrganization(await accounts.createOrganization(deps, r.body)),
   }));
 
-  post('/admin/v1/organizations/:id/members', 'ADMIN_MEMBERS_SET', 'Member set.', { params: idParams, body: S.AddMemberBody, response: Type.Object({ member: S.MemberSchema }) }, async (r) => ({
+  post('/admin/v1/organizations/:id/members', 'ADMIN_MEMBERS_SET', 'Member set.', { params: S.IdParams, body: S.AddMemberBody, response: Type.Object({ member: S.MemberSchema }) }, async (r) => ({
     member: await accounts.setMember(deps, r.params.id, r.body),
   }));
 
-  post('/admin/v1/organizations/:id/members/:userId/remove', 'ADMIN_MEMBERS_REMOVE', 'Member removed.', { params: memberParams, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
+  post('/admin/v1/organizations/:id/members/:userId/remove', 'ADMIN_MEMBERS_REMOVE', 'Member removed.', { params: S.MemberParams, body: S.EmptyBody, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
     await accounts.removeMember(deps, r.params.id, r.params.userId);
     return { removed: true };
   });
@@ -59,11 +54,11 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     workspace: P.presentWorkspace(await accounts.createWorkspace(deps, r.body)),
   }));
 
-  post('/admin/v1/workspaces/:id/settings', 'ADMIN_WORKSPACES_SETTINGS', 'Workspace settings updated.', { params: idParams, body: S.WorkspaceSettingsBody, response: S.SettingsSchema }, async (r) =>
+  post('/admin/v1/workspaces/:id/settings', 'ADMIN_WORKSPACES_SETTINGS', 'Workspace settings updated.', { params: S.IdParams, body: S.WorkspaceSettingsBody, response: S.SettingsSchema }, async (r) =>
     P.presentSettings(await accounts.updateWorkspaceSettings(deps, r.params.id, r.body)),
   );
 
-  post('/admin/v1/workspaces/:id/credits', 'ADMIN_CREDITS_GRANT', 'Credits granted.', { params: idParams, body: S.GrantCreditsBody, response: Type.Object({ allocation: S.AllocationSchema }) }, async (r) => ({
+  post('/admin/v1/workspaces/:id/credits', 'ADMIN_CREDITS_GRANT', 'Credits granted.', { params: S.IdParams, body: S.GrantCreditsBody, response: Type.Object({ allocation: S.AllocationSchema }) }, async (r) => ({
     allocation: P.presentAllocation(
       await grantCredits(deps, r.params.id, {
         amountMillicents: r.body.amountMillicents,
@@ -73,20 +68,20 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     ),
   }));
 
-  post('/admin/v1/workspaces/:id/domains', 'ADMIN_DOMAINS_ADD', 'Domain added.', { params: idParams, body: S.AddDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
+  post('/admin/v1/workspaces/:id/domains', 'ADMIN_DOMAINS_ADD', 'Domain added.', { params: S.IdParams, body: S.AddDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
     domain: P.presentDomain(await addDomain(deps, r.params.id, r.body.hostname)),
   }));
 
-  post('/admin/v1/workspaces/:id/domains/:hostname/verify', 'ADMIN_DOMAINS_VERIFY', 'Domain verified.', { params: hostParams, body: S.VerifyDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
+  post('/admin/v1/workspaces/:id/domains/:hostname/verify', 'ADMIN_DOMAINS_VERIFY', 'Domain verified.', { params: S.HostnameParams, body: S.VerifyDomainBody, response: Type.Object({ domain: S.DomainSchema }) }, async (r) => ({
     domain: P.presentDomain(await verifyDomain(deps, r.params.id, r.params.hostname, r.body.method)),
   }));
 
-  post('/admin/v1/workspaces/:id/domains/:hostname/remove', 'ADMIN_DOMAINS_REMOVE', 'Domain removed.', { params: hostParams, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
+  post('/admin/v1/workspaces/:id/domains/:hostname/remove', 'ADMIN_DOMAINS_REMOVE', 'Domain removed.', { params: S.HostnameParams, body: S.EmptyBody, response: Type.Object({ removed: Type.Boolean() }) }, async (r) => {
     await removeDomain(deps, r.params.id, r.params.hostname);
     return { removed: true };
   });
 
-  post('/admin/v1/workspaces/:id/provider-keys', 'ADMIN_PROVIDER_KEYS_SET', 'Provider key stored.', { params: idParams, body: S.ProviderKeyBody, response: Type.Object({ providerKey: S.ProviderKeySchema }) }, async (r) => ({
+  post('/admin/v1/workspaces/:id/provider-keys', 'ADMIN_PROVIDER_KEYS_SET', 'Provider key stored.', { params: S.IdParams, body: S.ProviderKeyBody, response: Type.Object({ providerKey: S.ProviderKeySchema }) }, async (r) => ({
     providerKey: P.presentProviderKey(await setProviderKey(deps, r.params.id, r.body)),
   }));
 
@@ -95,7 +90,7 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     return { key: P.presentKey(key), secret };
   });
 
-  post('/admin/v1/keys/:id/revoke', 'ADMIN_KEYS_REVOKE', 'API key revoked.', { params: idParams, response: Type.Object({ key: S.KeySchema }) }, async (r) => ({
+  post('/admin/v1/keys/:id/revoke', 'ADMIN_KEYS_REVOKE', 'API key revoked.', { params: S.IdParams, body: S.EmptyBody, response: Type.Object({ key: S.KeySchema }) }, async (r) => ({
     key: P.presentKey(await revokeKey(deps, r.params.id)),
   }));
 }

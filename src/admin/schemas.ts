@@ -1,5 +1,5 @@
 /** Request and response schemas of the admin API (decisions.md section 4). */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { Millicents, NullableTimestamp, Timestamp, Uuid } from '../http/schemas.js';
 import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { OPERATION_IDS } from '../operations/ids.js';
@@ -9,6 +9,13 @@ const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Ty
 const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 const PositiveMillicents = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const NullablePositiveMillicents = Type.Union([PositiveMillicents, Type.Null()]);
+
+/** Path parameters (the command line tool checks its id options with the same schemas). */
+export const IdParams = Type.Object({ id: Uuid }, strict);
+export const MemberParams = Type.Object({ id: Uuid, userId: Uuid }, strict);
+export const HostnameParams = Type.Object({ id: Uuid, hostname: Type.String({ minLength: 1, maxLength: 253 }) }, strict);
+/** Actions without input: no body, or an empty object; anything else is a 400 like every admin body. */
+export const EmptyBody = Type.Union([Type.Object({}, strict), Type.Null()]);
 
 export const CreateUserBody = Type.Object(
   { email: Type.String({ format: 'email', maxLength: 320 }), name: Type.String({ minLength: 1, maxLength: 200 }) },
@@ -75,15 +82,25 @@ export const CreateKeyBody = Type.Object(
   {
     userId: Uuid,
     workspaceIds: Type.Array(Uuid, { minItems: 1, maxItems: 100, uniqueItems: true }),
-    scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
-    operations: Type.Array(Type.Union(OPERATION_IDS.map((o) => Type.Literal(o))), { uniqueItems: true }),
-    transports: Type.Array(Type.Union(TRANSPORTS.map((t) => Type.Literal(t))), { minItems: 1, uniqueItems: true }),
+    scopes: Type.Array(Type.Enum(SCOPES), { minItems: 1, uniqueItems: true }),
+    operations: Type.Array(Type.Enum(OPERATION_IDS), { uniqueItems: true }),
+    transports: Type.Array(Type.Enum(TRANSPORTS), { minItems: 1, uniqueItems: true }),
     expiresAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     ipRanges: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 64 }), { maxItems: 100 })),
     budgets: Type.Optional(BudgetsBody),
   },
   strict,
 );
+
+export type CreateUserInput = Static<typeof CreateUserBody>;
+export type CreateOrganizationInput = Static<typeof CreateOrganizationBody>;
+export type AddMemberInput = Static<typeof AddMemberBody>;
+export type CreateWorkspaceInput = Static<typeof CreateWorkspaceBody>;
+export type WorkspaceSettingsInput = Static<typeof WorkspaceSettingsBody>;
+export type GrantCreditsInput = Static<typeof GrantCreditsBody>;
+export type VerifyDomainInput = Static<typeof VerifyDomainBody>;
+export type ProviderKeyInput = Static<typeof ProviderKeyBody>;
+export type CreateKeyRequest = Static<typeof CreateKeyBody>;
 
 export const UserSchema = Type.Object({ id: Uuid, email: Type.String(), name: Type.String(), createdAt: Timestamp });
 export const OrganizationSchema = Type.Object({ id: Uuid, name: Type.String(), createdAt: Timestamp });

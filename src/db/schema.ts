@@ -131,6 +131,90 @@ export interface CacheEpochsTable {
   epoch: number;
 }
 
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+export interface JobsTable {
+  id: string;
+  workspace_id: string;
+  key_id: string | null;
+  operation_id: string;
+  tool_slug: string;
+  status: JobStatus;
+  execution_origin: string | null;
+  /** 'credits' or 'provider_key' (a workspace's own provider key pays). */
+  funding: string;
+  input_json: string;
+  /** The complete public result (JSON text) once there is one. */
+  output_json: string | null;
+  progress: number;
+  /** Consumed cost, cumulative over attempts. */
+  cost_mc: number;
+  /** Bounded maximum cost reserved for the current attempt. */
+  max_cost_mc: number;
+  error_code: string | null;
+  /** Per-job sequence, +1 on every visible change (SSE ids, event versions). */
+  version: number;
+  attempt: number;
+  steps_total: number;
+  steps_done: number;
+  /** Private worker checkpoint state; never returned. */
+  checkpoint_json: string | null;
+  created_at_ms: number;
+  started_at_ms: number | null;
+  completed_at_ms: number | null;
+  updated_at_ms: number;
+  run_after_ms: number;
+  /** Fencing token: incremented on every claim; writes by a worker must present the current one. */
+  lease_token: number;
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  recoveries: number;
+}
+
+export interface JobVersionsTable {
+  job_id: string;
+  version: number;
+  snapshot_json: string;
+  created_at_ms: number;
+}
+
+export interface IdempotencyKeysTable {
+  key_id: string;
+  workspace_id: string;
+  idem_key: string;
+  request_hash: string;
+  state: 'in_flight' | 'done';
+  status_code: number | null;
+  response_json: string | null;
+  created_at_ms: number;
+  expires_at_ms: number;
+}
+
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  data_json: string;
+  created_at_ms: number;
+}
+
+/** A media item of a workspace; the bytes are in the blob store under `storage_key`. */
+export interface MediaTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  mime_type: string;
+  /** image, audio, video, model or document. */
+  kind: string;
+  size_bytes: number;
+  /** Hex SHA-256 of the stored bytes. */
+  sha256: string;
+  storage_key: string;
+  /** The job that produced it; null for uploads. */
+  job_id: string | null;
+  created_at_ms: number;
+}
+
 export interface Database {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -145,6 +229,11 @@ export interface Database {
   domains: DomainsTable;
   provider_keys: ProviderKeysTable;
   cache_epochs: CacheEpochsTable;
+  jobs: JobsTable;
+  job_versions: JobVersionsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  events: EventsTable;
+  media: MediaTable;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

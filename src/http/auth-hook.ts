@@ -2,7 +2,8 @@
  * The request pipeline before any handler: for routes whose RouteMeta says `auth: 'key'` it
  * authenticates the key, authorizes workspace and scope, then charges the route's usage points
  * (or answers 429) and sets the RateLimit headers. Admin routes compare the admin token in
- * constant time. A refused request writes nothing, except the rare suspension of an abusive key.
+ * constant time. A refused request (401, 403, 429) writes nothing to the database, except the
+ * rare suspension of an abusive key; test/auth.test.ts compares every table before and after.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -24,10 +25,11 @@ export function requireAuth(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
-function queryParamNames(url: string): string[] {
+/** The decoded query-string pairs of the raw URL (independent of the route's query schema). */
+function queryPairs(url: string): [string, string][] {
   const q = url.indexOf('?');
   if (q < 0) return [];
-  return [...new URLSearchParams(url.slice(q + 1)).keys()];
+  return [...new URLSearchParams(url.slice(q + 1)).entries()];
 }
 
 export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
@@ -43,7 +45,7 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
     }
     const key: ApiKey = await authenticateKey(deps, {
       authorization: request.headers.authorization,
-      queryParams: queryParamNames(request.url),
+      query: queryPairs(request.url),
     });
     try {
       request.auth = await authorize(deps, key, {

@@ -6,13 +6,25 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_REGISTRY, isAppError, type ErrorCode } from './errors.js';
 
-export function errorBody(request: FastifyRequest, code: ErrorCode, message: string, details?: Record<string, unknown>) {
-  return { success: false as const, code, message, requestId: String(request.id), ...(details ? { details } : {}) };
+export interface ErrorBody {
+  success: false;
+  code: ErrorCode;
+  message: string;
+  requestId: string;
+  details?: Record<string, unknown>;
+}
+
+export function errorBody(request: FastifyRequest, code: ErrorCode, message: string, details?: Record<string, unknown>): ErrorBody {
+  // Built property by property: a conditional spread is a slow object-literal path on every 4xx.
+  const body: ErrorBody = { success: false, code, message, requestId: String(request.id) };
+  if (details) body.details = details;
+  return body;
 }
 
 export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
-  for (const [k, v] of Object.entries(err.headers ?? {})) reply.header(k, v);
+  const headers = err.headers;
+  if (headers) for (const name in headers) reply.header(name, headers[name]);
   return reply.status(err.status).send(errorBody(request, err.code, err.message, err.details));
 }
 
@@ -31,6 +43,7 @@ function fromFastifyError(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('INVALID_REQUEST', { message: 'The body is not valid JSON.' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('INVALID_REQUEST', { message: 'Unsupported or malformed Content-Type for this endpoint.' });
   }
@@ -43,7 +56,13 @@ function fromFastifyError(err: FastifyError): AppError | undefined {
 
 export function errorHandler(err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = isAppError(err) ? err : fromFastifyError(err as FastifyError);
-  if (appError) return sendAppError(request, reply, appError);
-  request.log.error({ err }, 'unhandled error');
+  if (appError) {
+    // A deliberate INTERNAL still deserves a log line; 4xx and 503 are expected outcomes.
+    if (appError.code === 'INTERNAL') request.log.error({ err, method: request.method, route: request.routeOptions.url }, 'internal error');
+    return sendAppError(request, reply, appError);
+  }
+  // The request's child logger carries requestId, so the log line and the 500 body can be matched;
+  // the body never carries the internal message.
+  request.log.error({ err, method: request.method, route: request.routeOptions.url ?? 'unmatched' }, 'unhandled error');
   return reply.status(500).send(errorBody(request, 'INTERNAL', ERROR_REGISTRY.INTERNAL[1]));
 }

@@ -36,6 +36,8 @@ export const ERROR_REGISTRY = {
   ACTIVE_KEY_LIMIT: [409, "The workspace's plan allows no more active keys."],
   CURSOR_EXPIRED: [410, 'The cursor expired; restart without a cursor.'],
   PAYLOAD_TOO_LARGE: [413, 'The request body is too large.'],
+  STORAGE_QUOTA_EXCEEDED: [413, "The upload would exceed the workspace's media storage quota."],
+  RANGE_NOT_SATISFIABLE: [416, 'The requested range is not satisfiable.'],
   RATE_LIMITED: [429, 'Usage point limit reached.'],
   CONCURRENCY_LIMITED: [429, 'Concurrency limit reached.'],
   BUDGET_EXCEEDED: [429, 'A budget ceiling does not permit this operation.'],

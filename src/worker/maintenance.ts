@@ -1,22 +1,50 @@
-/** Periodic housekeeping run by worker processes: expiring credit allocations. */
+/**
+ * Periodic housekeeping run by worker processes (ROLE worker or all): expiring credit
+ * allocations. Each pass is idempotent and safe to run in several processes at once (the
+ * expiry itself is one transaction per workspace that re-reads what is due).
+ */
 import type { Deps } from '../deps.js';
 import { sweepExpirations } from '../modules/billing/service.js';
 
-export function startMaintenance(deps: Deps, intervalMs = 60_000): () => void {
-  let running = false;
-  const tick = async () => {
-    if (running) return;
-    running = true;
-    try {
-      await sweepExpirations(deps);
-    } catch (err) {
-      deps.log.error({ err }, 'maintenance sweep failed');
-    } finally {
-      running = false;
-    }
+export const MAINTENANCE_INTERVAL_MS = 60_000;
+const SWEEP_BATCH = 100;
+/** Upper bound on batches per pass, so one pass never runs unbounded. */
+const MAX_BATCHES_PER_PASS = 50;
+
+/** One maintenance pass; returns how many workspaces had expirations settled. */
+export async function runMaintenanceOnce(deps: Deps, shouldStop: () => boolean = () => false): Promise<number> {
+  let settled = 0;
+  for (let i = 0; i < MAX_BATCHES_PER_PASS && !shouldStop(); i++) {
+    const n = await sweepExpirations(deps, SWEEP_BATCH);
+    settled += n;
+    if (n < SWEEP_BATCH) break;
+  }
+  return settled;
+}
+
+/** Starts the periodic pass; the returned stop function waits for a pass in progress. */
+export function startMaintenance(deps: Deps, intervalMs = MAINTENANCE_INTERVAL_MS): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const tick = () => {
+    if (running || stopped) return;
+    running = runMaintenanceOnce(deps, () => stopped)
+      .then(
+        (settled) => {
+          if (settled > 0) deps.log.info({ settled }, 'credit expirations settled');
+        },
+        (err: unknown) => deps.log.error({ err }, 'maintenance pass failed'),
+      )
+      .finally(() => {
+        running = undefined;
+      });
   };
-  const timer = setInterval(() => void tick(), intervalMs);
+  const timer = setInterval(tick, intervalMs);
   timer.unref();
-  void tick();
-  return () => clearInterval(timer);
+  tick();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
 }

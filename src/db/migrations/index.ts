@@ -1,7 +1,11 @@
 /** The one ordered list of migrations, shared by SQLite and PostgreSQL. Append only. */
 import type { Migration } from 'kysely';
 import * as core from './0001-core.js';
+import * as jobs from './0002-jobs.js';
+import * as media from './0003-media.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
+  '0002-jobs': jobs,
+  '0003-media': media,
 };

@@ -21,17 +21,31 @@ export async function userManagesWorkspace(db: Db, userId: string, ws: Workspace
   return role === 'owner' || role === 'admin';
 }
 
+/** The form emails are stored and looked up in: trimmed, lower-case. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** A display name without surrounding blanks; a blank name is a 400. */
+function requireName(value: string, what: string): string {
+  const name = value.trim();
+  if (name === '') throw new AppError('INVALID_REQUEST', { message: `${what} must not be blank.` });
+  return name;
+}
+
 export async function createUser(deps: Deps, input: { email: string; name: string }): Promise<User> {
-  const user: User = { id: newId(), email: input.email.trim().toLowerCase(), name: input.name.trim(), createdAt: deps.clock.now() };
-  await deps.db.transaction().execute(async (trx) => {
-    if (await store.findUserByEmail(trx, user.email)) throw new AppError('CONFLICT', { message: 'A user with this email exists.' });
-    await store.insertUser(trx, user);
-  });
+  const user: User = { id: newId(), email: normaliseEmail(input.email), name: requireName(input.name, 'name'), createdAt: deps.clock.now() };
+  // The unique email index decides, so two concurrent creations cannot both succeed.
+  if (!(await store.insertUser(deps.db, user))) throw new AppError('CONFLICT', { message: 'A user with this email exists.' });
   return user;
 }
 
+export async function findUserByEmail(deps: Deps, email: string): Promise<User | undefined> {
+  return store.findUserByEmail(deps.db, normaliseEmail(email));
+}
+
 export async function createOrganization(deps: Deps, input: { name: string; ownerUserId: string }): Promise<Organization> {
-  const org: Organization = { id: newId(), name: input.name.trim(), createdAt: deps.clock.now() };
+  const org: Organization = { id: newId(), name: requireName(input.name, 'name'), createdAt: deps.clock.now() };
   await deps.db.transaction().execute(async (trx) => {
     if (!(await store.findUser(trx, input.ownerUserId))) throw new AppError('NOT_FOUND', { message: 'No such user.' });
     await store.insertOrganization(trx, org);
@@ -44,7 +58,7 @@ export async function createOrganization(deps: Deps, input: { name: string; owne
 
 export async function setMember(deps: Deps, organizationId: string, input: { userId: string; role: MemberRole }): Promise<{ organizationId: string; userId: string; role: MemberRole }> {
   await deps.db.transaction().execute(async (trx) => {
-    if (!(await store.findOrganization(trx, organizationId))) throw new AppError('NOT_FOUND', { message: 'No such organization.' });
+    if (!(await store.lockOrganization(trx, deps.caps, organizationId))) throw new AppError('NOT_FOUND', { message: 'No such organization.' });
     if (!(await store.findUser(trx, input.userId))) throw new AppError('NOT_FOUND', { message: 'No such user.' });
     const current = await store.findMemberRole(trx, organizationId, input.userId);
     if (current === 'owner' && input.role !== 'owner' && (await store.countOwners(trx, organizationId)) <= 1) {
@@ -59,6 +73,7 @@ export async function setMember(deps: Deps, organizationId: string, input: { use
 
 export async function removeMember(deps: Deps, organizationId: string, userId: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
+    if (!(await store.lockOrganization(trx, deps.caps, organizationId))) throw new AppError('NOT_FOUND', { message: 'No such organization.' });
     const current = await store.findMemberRole(trx, organizationId, userId);
     if (!current) throw new AppError('NOT_FOUND', { message: 'No such member.' });
     if (current === 'owner' && (await store.countOwners(trx, organizationId)) <= 1) {
@@ -84,7 +99,7 @@ export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): 
   const now = deps.clock.now();
   const ws: Workspace = {
     id: newId(),
-    name: input.name.trim(),
+    name: requireName(input.name, 'name'),
     plan: input.plan,
     ownerUserId: input.ownerUserId ?? null,
     organizationId: input.organizationId ?? null,
@@ -112,18 +127,23 @@ export interface WorkspaceSettingsInput {
 
 export async function updateWorkspaceSettings(deps: Deps, workspaceId: string, input: WorkspaceSettingsInput): Promise<Workspace> {
   const ws = await deps.db.transaction().execute(async (trx) => {
-    const current = await store.findWorkspace(trx, workspaceId);
+    // Locked: two concurrent changes of one workspace must not overwrite each other's overrides.
+    const current = await store.lockWorkspace(trx, deps.caps, workspaceId);
     if (!current) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
     const limitOverrides: LimitOverrides = { ...current.limitOverrides };
-    for (const [name, value] of Object.entries(input.limits ?? {}) as [keyof LimitOverrides, number | null][]) {
+    for (const [name, value] of Object.entries(input.limits ?? {}) as [keyof LimitOverrides, number | null | undefined][]) {
       if (value === null) delete limitOverrides[name];
-      else limitOverrides[name] = value;
+      else if (value !== undefined) limitOverrides[name] = value;
+    }
+    const budgets: BudgetCeilings = { ...current.budgets };
+    for (const [period, value] of Object.entries(input.budgets ?? {}) as [keyof BudgetCeilings, number | null | undefined][]) {
+      if (value !== undefined) budgets[period] = value;
     }
     const next: Workspace = {
       ...current,
       plan: input.plan ?? current.plan,
       limitOverrides,
-      budgets: { ...current.budgets, ...input.budgets },
+      budgets,
       updatedAt: deps.clock.now(),
     };
     await store.updateWorkspace(trx, next);

@@ -1,5 +1,7 @@
 /** SQL for users, organizations, memberships and workspaces. */
 import type { Kysely, Transaction } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
+import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import type { LimitOverrides, MemberRole, Organization, Plan, User, Workspace } from './types.js';
 
@@ -27,8 +29,15 @@ function toWorkspace(r: Row<'workspaces'>): Workspace {
   };
 }
 
-export async function insertUser(db: Db, user: User): Promise<void> {
-  await db.insertInto('users').values({ id: user.id, email: user.email, name: user.name, created_at_ms: user.createdAt }).execute();
+/** Inserts the user unless the email is taken (also by a concurrent insert); false when taken. */
+export async function insertUser(db: Db, user: User): Promise<boolean> {
+  const r = await db
+    .insertInto('users')
+    .values({ id: user.id, email: user.email, name: user.name, created_at_ms: user.createdAt })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return r !== undefined;
 }
 
 export async function findUser(db: Db, id: string): Promise<User | undefined> {
@@ -47,6 +56,15 @@ export async function insertOrganization(db: Db, org: Organization): Promise<voi
 
 export async function findOrganization(db: Db, id: string): Promise<Organization | undefined> {
   const r = await db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && { id: r.id, name: r.name, createdAt: r.created_at_ms };
+}
+
+/**
+ * Locks the organization row for the rest of the transaction (PostgreSQL), so membership changes
+ * of one organization run one at a time and the "at least one owner" check cannot be raced.
+ */
+export async function lockOrganization(db: Db, caps: Capabilities, id: string): Promise<Organization | undefined> {
+  const r = await lockForUpdate(caps, db.selectFrom('organizations').selectAll().where('id', '=', id)).executeTakeFirst();
   return r && { id: r.id, name: r.name, createdAt: r.created_at_ms };
 }
 
@@ -108,6 +126,12 @@ export async function insertWorkspace(db: Db, ws: Workspace): Promise<void> {
 
 export async function findWorkspace(db: Db, id: string): Promise<Workspace | undefined> {
   const r = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+  return r && toWorkspace(r);
+}
+
+/** Reads the workspace and locks its row for the rest of the transaction (PostgreSQL): read-modify-write. */
+export async function lockWorkspace(db: Db, caps: Capabilities, id: string): Promise<Workspace | undefined> {
+  const r = await lockForUpdate(caps, db.selectFrom('workspaces').selectAll().where('id', '=', id)).executeTakeFirst();
   return r && toWorkspace(r);
 }
 

@@ -6,13 +6,13 @@ import type { Deps } from '../../deps.js';
 import { lockForUpdate } from '../../db/locking.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken } from '../../lib/crypto.js';
-import { newId } from '../../lib/ids.js';
+import { isUuid, newId } from '../../lib/ids.js';
 import * as accounts from '../accounts/store.js';
 import type { BudgetCeilings } from '../accounts/types.js';
 import { resolveLimits } from '../usage/plans.js';
 import { isOperationId } from '../../operations/ids.js';
 import { isValidRange } from './ip-ranges.js';
-import type { Scope, Transport } from './scopes.js';
+import { isScope, TRANSPORTS, type Scope, type Transport } from './scopes.js';
 import { userManagesWorkspace } from '../accounts/service.js';
 import { hashSecret, KEY_SECRET_PREFIX } from './service.js';
 import * as store from './store.js';
@@ -29,15 +29,37 @@ export interface CreateKeyInput {
   budgets?: Partial<BudgetCeilings>;
 }
 
+/** A key includes 1 to 100 workspaces (GET /v1/workspaces lists at most 100). */
+export const MAX_KEY_WORKSPACES = 100;
+
+/** Checks what the admin schema checks too, because the command line and tests call this directly. */
+function validateInput(input: CreateKeyInput, now: number): void {
+  const invalid = (message: string) => new AppError('INVALID_REQUEST', { message });
+  if (input.workspaceIds.length === 0 || input.workspaceIds.length > MAX_KEY_WORKSPACES) {
+    throw invalid(`A key includes 1 to ${MAX_KEY_WORKSPACES} workspaces.`);
+  }
+  const badIds = input.workspaceIds.filter((id) => !isUuid(id));
+  if (badIds.length > 0) throw invalid(`Workspace ids must be UUIDs: ${badIds.join(', ')}`);
+  const badScopes = input.scopes.filter((s) => !isScope(s));
+  if (input.scopes.length === 0 || badScopes.length > 0) throw invalid(`A key needs at least one known scope${badScopes.length ? `; unknown: ${badScopes.join(', ')}` : ''}.`);
+  const badTransports = input.transports.filter((t) => !(TRANSPORTS as readonly string[]).includes(t));
+  if (input.transports.length === 0 || badTransports.length > 0) throw invalid('A key needs at least one transport: rest, mcp.');
+  if (input.expiresAt != null && (!Number.isSafeInteger(input.expiresAt) || input.expiresAt <= now)) {
+    throw invalid('expiresAt must be a time in the future.');
+  }
+}
+
 export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ key: ApiKey; secret: string }> {
   const now = deps.clock.now();
+  validateInput(input, now);
   const unknownOps = input.operations.filter((op) => !isOperationId(op));
   if (unknownOps.length > 0) throw new AppError('INVALID_REQUEST', { message: `Unknown operations: ${unknownOps.join(', ')}` });
   const badRanges = (input.ipRanges ?? []).filter((r) => !isValidRange(r));
   if (badRanges.length > 0) throw new AppError('INVALID_REQUEST', { message: `Invalid IP ranges: ${badRanges.join(', ')}` });
-  if (input.expiresAt != null && input.expiresAt <= now) throw new AppError('INVALID_REQUEST', { message: 'expiresAt must be in the future.' });
   const workspaceIds = [...new Set(input.workspaceIds.map((id) => id.toLowerCase()))].sort();
 
+  // 32 random bytes (256 bits), base64url: 43 characters after the prefix. Only the SHA-256 is
+  // stored; `prefix` keeps 7 of those characters so operators can tell keys apart.
   const secret = `${KEY_SECRET_PREFIX}${randomToken(32)}`;
   const key: ApiKey = {
     id: newId(),

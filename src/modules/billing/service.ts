@@ -37,6 +37,10 @@ export async function grantCredits(deps: Deps, workspaceId: string, input: Grant
   };
   await deps.db.transaction().execute(async (trx) => {
     if (!(await findWorkspace(trx, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+    // Balances and ledger sums are JavaScript numbers: keep every workspace total exactly representable.
+    if (!Number.isSafeInteger((await store.sumRemaining(trx, workspaceId)) + allocation.amountMillicents)) {
+      throw new AppError('INVALID_REQUEST', { message: `The workspace balance would exceed ${Number.MAX_SAFE_INTEGER} millicents.` });
+    }
     await store.insertAllocation(trx, allocation);
     await store.appendLedger(trx, {
       id: newId(),

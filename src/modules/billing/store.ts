@@ -125,6 +125,16 @@ export async function zeroAllocation(db: Db, id: string, expectedRemaining: numb
   return Number(r.numUpdatedRows) === 1;
 }
 
+/** Sum of remaining credits over every allocation of the workspace, expired or not (= the ledger sum). */
+export async function sumRemaining(db: Db, workspaceId: string): Promise<number> {
+  const r = await db
+    .selectFrom('credit_allocations')
+    .select((eb) => eb.fn.sum<number>('remaining_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
+}
+
 /** Sum of remaining credits over allocations that have not expired at `now`. */
 export async function sumLiveRemaining(db: Db, workspaceId: string, now: number): Promise<number> {
   const r = await db
@@ -177,7 +187,35 @@ export async function sumSpent(db: Db, workspaceId: string, keyId: string | null
     .where('created_at_ms', '<', to);
   if (keyId) q = q.where('key_id', '=', keyId);
   const r = await q.executeTakeFirst();
-  return -Number(r?.total ?? 0);
+  // 0 − x rather than −x: no rows must give 0, not −0.
+  return 0 - Number(r?.total ?? 0);
+}
+
+/**
+ * Credits spent (positive number) by one key's usage transactions in [from, to), across every
+ * workspace: a key's budget ceilings cover the key, wherever it spends.
+ */
+export async function sumKeySpent(db: Db, keyId: string, from: number, to: number): Promise<number> {
+  const r = await db
+    .selectFrom('credit_transactions')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('key_id', '=', keyId)
+    .where('type', '=', 'usage')
+    .where('created_at_ms', '>=', from)
+    .where('created_at_ms', '<', to)
+    .executeTakeFirst();
+  return 0 - Number(r?.total ?? 0);
+}
+
+/** Credits held by one key's open reservations, across every workspace. */
+export async function sumKeyOpenHolds(db: Db, keyId: string): Promise<number> {
+  const r = await db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('key_id', '=', keyId)
+    .where('released_at_ms', 'is', null)
+    .executeTakeFirst();
+  return Number(r?.total ?? 0);
 }
 
 /** Credits held by open reservations, for the workspace or one key of it. */

@@ -14,9 +14,19 @@ import type { Domain } from './store.js';
 
 export type VerificationMethod = 'dns' | 'http' | 'operator';
 
-/** Lower-case ASCII (punycode) hostname without a trailing dot, or a 400. IP literals are refused. */
+const ASCII_OUTSIDE_HOSTNAMES = /[\x00-\x2c\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]/;
+
+/**
+ * Lower-case ASCII (punycode) hostname without a trailing dot, or a 400. IP literals (also the
+ * shorthand forms such as `127.1` or `0x7f.1`, which the URL host parser turns into dotted quads),
+ * single labels and characters outside letters, digits and hyphens are refused.
+ */
 export function normaliseHostname(input: string): string {
-  const ascii = domainToASCII(input.trim().replace(/\.$/, '').toLowerCase());
+  const trimmed = input.trim();
+  // ASCII other than letters, digits, '-' and '.' is refused before the URL host parser would
+  // percent-decode or otherwise reinterpret it ('exa%41mple.com', 'a:b', 'a/b').
+  // domainToASCII then lower-cases, maps IDN labels to punycode and gives '' for what it cannot parse.
+  const ascii = ASCII_OUTSIDE_HOSTNAMES.test(trimmed) ? '' : domainToASCII(trimmed).replace(/\.$/, '');
   const labels = ascii.split('.');
   const valid =
     ascii.length > 0 &&
@@ -28,12 +38,11 @@ export function normaliseHostname(input: string): string {
   return ascii;
 }
 
+/** Adds a pending hostname to the workspace; adding one it already has returns that row unchanged. */
 export async function addDomain(deps: Deps, workspaceId: string, hostnameInput: string): Promise<Domain> {
   const hostname = normaliseHostname(hostnameInput);
   return deps.db.transaction().execute(async (trx) => {
     if (!(await findWorkspace(trx, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
-    const existing = await store.findDomain(trx, workspaceId, hostname);
-    if (existing) return existing;
     const domain: Domain = {
       workspaceId,
       hostname,
@@ -43,8 +52,9 @@ export async function addDomain(deps: Deps, workspaceId: string, hostnameInput: 
       verifiedAt: null,
       createdAt: deps.clock.now(),
     };
-    await store.insertDomain(trx, domain);
-    return domain;
+    // Conflict-safe: a concurrent add of the same hostname leaves one row, which both return.
+    if (await store.insertDomain(trx, domain)) return domain;
+    return (await store.findDomain(trx, workspaceId, hostname))!;
   });
 }
 
@@ -74,6 +84,7 @@ export async function verifyDomain(deps: Deps, workspaceId: string, hostnameInpu
   const hostname = normaliseHostname(hostnameInput);
   const domain = await store.findDomain(deps.db, workspaceId, hostname);
   if (!domain) throw new AppError('NOT_FOUND', { message: 'No such domain in this workspace.' });
+  // The proof is looked for outside any transaction: it may take seconds.
   if (!(await proofFound(deps, domain, method))) {
     throw new AppError('DOMAIN_NOT_VERIFIED', {
       message:
@@ -83,11 +94,15 @@ export async function verifyDomain(deps: Deps, workspaceId: string, hostnameInpu
     });
   }
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  return deps.db.transaction().execute(async (trx) => {
+    // Every workspace's row of this hostname is locked (in one order), so two workspaces verifying
+    // it at once take turns instead of colliding on the one-verified-hostname index.
+    const rows = await store.lockHostnameRows(trx, deps.caps, hostname);
+    if (!rows.some((r) => r.workspaceId === workspaceId)) throw new AppError('NOT_FOUND', { message: 'No such domain in this workspace.' });
     await store.unverifyElsewhere(trx, hostname, workspaceId);
     await store.setDomainVerified(trx, workspaceId, hostname, method, now);
+    return (await store.findDomain(trx, workspaceId, hostname))!;
   });
-  return { ...domain, status: 'verified', verifiedMethod: method, verifiedAt: now };
 }
 
 export async function removeDomain(deps: Deps, workspaceId: string, hostnameInput: string): Promise<void> {
@@ -97,6 +112,13 @@ export async function removeDomain(deps: Deps, workspaceId: string, hostnameInpu
 
 /** True when `hostname` is verified in exactly this workspace right now (webhook authorization). */
 export async function isHostnameVerifiedFor(deps: Deps, workspaceId: string, hostname: string): Promise<boolean> {
-  const verified = await store.findVerifiedDomain(deps.db, hostname.toLowerCase());
+  let normalised: string;
+  try {
+    normalised = normaliseHostname(hostname);
+  } catch {
+    return false; // not a DNS name (an IP literal, a single label …): never verified
+  }
+  // Exact match only: a verified parent domain does not cover its subdomains.
+  const verified = await store.findVerifiedDomain(deps.db, normalised);
   return verified?.workspaceId === workspaceId;
 }

@@ -1,5 +1,7 @@
 /** SQL for workspace domains (hostnames used by webhooks). */
 import type { Kysely, Transaction } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
+import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -37,8 +39,15 @@ export async function findVerifiedDomain(db: Db, hostname: string): Promise<Doma
   return r && toDomain(r);
 }
 
-export async function insertDomain(db: Db, d: Domain): Promise<void> {
-  await db
+/** Every workspace's row of `hostname`, locked for the transaction (PostgreSQL) in workspace order. */
+export async function lockHostnameRows(db: Db, caps: Capabilities, hostname: string): Promise<Domain[]> {
+  const rows = await lockForUpdate(caps, db.selectFrom('domains').selectAll().where('hostname', '=', hostname).orderBy('workspace_id')).execute();
+  return rows.map(toDomain);
+}
+
+/** Inserts the row unless the workspace already has this hostname; false when it had. */
+export async function insertDomain(db: Db, d: Domain): Promise<boolean> {
+  const r = await db
     .insertInto('domains')
     .values({
       workspace_id: d.workspaceId,
@@ -49,7 +58,10 @@ export async function insertDomain(db: Db, d: Domain): Promise<void> {
       verified_at_ms: d.verifiedAt,
       created_at_ms: d.createdAt,
     })
-    .execute();
+    .onConflict((oc) => oc.columns(['workspace_id', 'hostname']).doNothing())
+    .returning('hostname')
+    .executeTakeFirst();
+  return r !== undefined;
 }
 
 export async function setDomainVerified(db: Db, workspaceId: string, hostname: string, method: string, now: number): Promise<void> {

@@ -11,6 +11,13 @@
  * Over-admission bound: with one process (embedded SQLite, the only writer) the view is exact.
  * With P processes, each may admit against a base up to one flush interval old, so a window can
  * exceed its limit by at most what the other P-1 processes admitted in one interval.
+ *
+ * No point is lost or counted twice: a delta belongs to the window it was admitted in (a counter
+ * that rolls into a new window hands its unsent delta over as a pending write to the old row);
+ * flushes never overlap, and `flush()` called during a running flush waits for it and then
+ * writes what was admitted since, so `stop()` persists everything; a failed write is kept
+ * (in the counter's delta, or as a pending write) and only the writes that did not happen are
+ * retried.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -50,6 +57,13 @@ interface PendingWrite {
   delta: number;
 }
 
+interface Synced {
+  entry: Entry;
+  kind: 'minute' | 'month';
+  counter: Counter;
+  write: PendingWrite;
+}
+
 export interface PointLimits {
   pointsPerMinute: number;
   pointsPerMonth: number;
@@ -73,7 +87,10 @@ export class UsageMeter {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.flush().catch(this.onError), this.flushMs);
+    this.timer = setInterval(() => {
+      // A tick while a flush is still running is skipped rather than queued behind it.
+      if (!this.flushing) this.flush().catch(this.onError);
+    }, this.flushMs);
     this.timer.unref();
   }
 
@@ -111,9 +128,10 @@ export class UsageMeter {
     const existing = this.entries.get(workspaceId);
     if (existing) {
       existing.touchedAt = now;
-      if (now < existing.minute.end && now < existing.month.end) return existing;
-      this.roll(existing, now);
-      if (now < existing.month.end) return existing;
+      // A new window starts from base 0: this process has admitted nothing in it yet, and with
+      // several processes the next flush brings in what the others admitted.
+      if (now >= existing.minute.end || now >= existing.month.end) this.roll(existing, now);
+      return existing;
     }
     let load = this.loading.get(workspaceId);
     if (!load) {
@@ -149,64 +167,84 @@ export class UsageMeter {
       )
       .execute();
     const used = (kind: string) => Number(rows.find((r) => r.window_kind === kind)?.used ?? 0);
-    const previous = this.entries.get(workspaceId);
     const entry: Entry = {
       workspaceId,
       minute: { start: minuteRange.start, end: minuteRange.end, base: used('minute'), delta: 0 },
       month: { start: monthRange.start, end: monthRange.end, base: used('month'), delta: 0 },
       touchedAt: now,
     };
-    // Charges admitted while loading (on a rolled entry) must not be lost.
-    if (previous && previous.month.start === entry.month.start) entry.month.delta = previous.month.delta;
-    if (previous && previous.minute.start === entry.minute.start) entry.minute.delta = previous.minute.delta;
     this.entries.set(workspaceId, entry);
     return entry;
   }
 
-  /** Writes every unsent delta and refreshes the bases of recently used workspaces. */
+  /**
+   * Writes every unsent delta and refreshes the bases of recently used workspaces. Called while a
+   * flush runs, it waits for that one and then flushes again, so everything admitted before the
+   * call is written when it resolves.
+   */
   async flush(): Promise<void> {
-    if (this.flushing) return this.flushing;
-    this.flushing = this.doFlush().finally(() => {
-      this.flushing = undefined;
+    while (this.flushing) await this.flushing.catch(() => {});
+    const run: Promise<void> = this.doFlush().finally(() => {
+      if (this.flushing === run) this.flushing = undefined;
     });
-    return this.flushing;
+    this.flushing = run;
+    return run;
   }
 
   private async doFlush(): Promise<void> {
     const now = this.clock.now();
     const writes = this.pending;
     this.pending = [];
-    const synced: { counter: Counter; write: PendingWrite }[] = [];
+    const synced: Synced[] = [];
     for (const entry of this.entries.values()) {
-      if (now - entry.touchedAt > 120_000) {
-        if (entry.minute.delta === 0 && entry.month.delta === 0) {
-          this.entries.delete(entry.workspaceId);
-          continue;
-        }
+      if (now - entry.touchedAt > 120_000 && entry.minute.delta === 0 && entry.month.delta === 0) {
+        this.entries.delete(entry.workspaceId);
+        continue;
       }
       for (const kind of ['minute', 'month'] as const) {
         const c = entry[kind];
         if (c.delta === 0 && !this.refreshBases) continue;
         const write = { workspaceId: entry.workspaceId, kind, start: c.start, delta: c.delta };
+        // The points move from delta to base now, so charges during the write keep counting them.
         c.delta = 0;
         c.base += write.delta;
-        synced.push({ counter: c, write });
+        synced.push({ entry, kind, counter: c, write });
       }
     }
+    let written = 0;
     try {
-      for (const w of writes) await this.add(w);
-      for (const s of synced) {
+      for (; written < writes.length; written++) await this.add(writes[written]!);
+    } catch (err) {
+      this.pending.push(...writes.slice(written));
+      this.restore(synced);
+      throw err;
+    }
+    let done = 0;
+    try {
+      for (; done < synced.length; done++) {
+        const s = synced[done]!;
         const total = await this.add(s.write);
-        // Other processes' points arrive here; ours are already part of `total`.
+        // Other processes' points arrive here; ours are already part of `total`, and what was
+        // admitted meanwhile is still in `delta`.
         if (total !== undefined) s.counter.base = total;
       }
     } catch (err) {
-      // Keep the points: they are retried on the next flush.
-      this.pending.push(...writes, ...synced.map((s) => s.write).filter((w) => w.delta > 0));
-      for (const s of synced) s.counter.base -= s.write.delta;
+      this.restore(synced.slice(done));
       throw err;
     }
     if (Math.random() < 0.01) await this.pruneOldMinutes(now);
+  }
+
+  /** Puts back the points of writes that did not happen, where the next flush will find them. */
+  private restore(unsent: Synced[]): void {
+    for (const s of unsent) {
+      if (s.write.delta === 0) continue;
+      s.counter.base -= s.write.delta;
+      const live = this.entries.get(s.entry.workspaceId) === s.entry && s.entry[s.kind] === s.counter;
+      if (live) s.counter.delta += s.write.delta;
+      // The counter rolled into a new window meanwhile: the points still belong to the old row.
+      else this.pending.push(s.write);
+    }
   }
 
   private async add(w: PendingWrite): Promise<number | undefined> {

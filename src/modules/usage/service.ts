@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
-import { sumOpenHolds, sumSpent } from '../billing/store.js';
+import { sumKeyOpenHolds, sumKeySpent, sumOpenHolds, sumSpent } from '../billing/store.js';
 import type { ApiKey } from '../auth/types.js';
 import type { WindowView } from './meter.js';
 import { resolveLimits } from './plans.js';
@@ -52,23 +52,35 @@ const PERIODS: { period: BudgetReport['period']; range: Period; field: keyof Bud
   { period: 'month', range: 'month', field: 'monthlyMillicents' },
 ];
 
-/** Every configured ceiling of the key and the workspace, with what is spent and held against it. */
+/**
+ * Every configured ceiling of the key and the workspace, with what is spent in the current UTC
+ * period and held by open reservations against it. The same sums admission checks: a key's
+ * ceilings cover its spending in all its workspaces, a workspace's ceilings every key and
+ * transport in it; open holds count in every period.
+ */
 export async function budgetReports(deps: Deps, workspace: Workspace, key: ApiKey): Promise<BudgetReport[]> {
   const now = deps.clock.now();
   const reports: BudgetReport[] = [];
   const owners = [
-    { scope: 'key' as const, ceilings: key.budgets, keyId: key.id },
-    { scope: 'workspace' as const, ceilings: workspace.budgets, keyId: null },
+    {
+      scope: 'key' as const,
+      ceilings: key.budgets,
+      spent: (from: number, to: number) => sumKeySpent(deps.db, key.id, from, to),
+      held: () => sumKeyOpenHolds(deps.db, key.id),
+    },
+    {
+      scope: 'workspace' as const,
+      ceilings: workspace.budgets,
+      spent: (from: number, to: number) => sumSpent(deps.db, workspace.id, null, from, to),
+      held: () => sumOpenHolds(deps.db, workspace.id),
+    },
   ];
   for (const owner of owners) {
     for (const p of PERIODS) {
       const limit = owner.ceilings[p.field];
       if (limit === null || limit === undefined) continue;
       const range = periodRange(p.range, now);
-      const [spent, reserved] = await Promise.all([
-        sumSpent(deps.db, workspace.id, owner.keyId, range.start, range.end),
-        sumOpenHolds(deps.db, workspace.id, owner.keyId),
-      ]);
+      const [spent, reserved] = await Promise.all([owner.spent(range.start, range.end), owner.held()]);
       reports.push({ scope: owner.scope, period: p.period, limitMillicents: limit, spentMillicents: spent, reservedMillicents: reserved, resetsAt: range.end });
     }
   }

@@ -1,0 +1,62 @@
+/**
+ * The bench's proof that refused requests wrote nothing: row counts of every table of the
+ * service's SQLite database (read by a second connection), the usage counters' total and
+ * SQLite's data_version, before and after a run.
+ */
+import type SqliteDatabase from 'better-sqlite3';
+
+export interface Snapshot {
+  dataVersion: number;
+  counts: Record<string, number>;
+  usageUsed: number;
+  creditTransactions: number;
+}
+
+/** Row counts of every table, as another connection (the bench) sees the server's database. */
+export function snapshot(db: SqliteDatabase.Database): Snapshot {
+  const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[]).map((r) => r.name);
+  const counts: Record<string, number> = {};
+  for (const t of tables) counts[t] = (db.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n;
+  return {
+    dataVersion: db.pragma('data_version', { simple: true }) as number,
+    counts,
+    usageUsed: Number((db.prepare('select coalesce(sum(used), 0) as s from usage_counters').get() as { s: number }).s),
+    creditTransactions: counts.credit_transactions ?? 0,
+  };
+}
+
+export interface WriteCheck {
+  ok: boolean;
+  notes: string[];
+}
+
+/** A refused run wrote nothing: only usage_counters may move, by the points it admitted. */
+export function compareSnapshots(before: Snapshot, after: Snapshot, admitted: number): WriteCheck {
+  const notes: string[] = [];
+  let ok = true;
+  for (const [table, n] of Object.entries(before.counts)) {
+    if (table === 'usage_counters') continue;
+    if (after.counts[table] !== n) {
+      ok = false;
+      notes.push(`${table}: ${n} → ${after.counts[table]} rows`);
+    }
+  }
+  if (after.creditTransactions !== before.creditTransactions) {
+    ok = false;
+    notes.push(`credit_transactions changed: ${before.creditTransactions} → ${after.creditTransactions}`);
+  }
+  // Each admitted point is added to the workspace's minute and month counters.
+  const expectedUsed = before.usageUsed + 2 * admitted;
+  if (after.usageUsed !== expectedUsed) {
+    ok = false;
+    notes.push(`usage_counters sum(used) ${before.usageUsed} → ${after.usageUsed}, expected ${expectedUsed} (${admitted} admitted)`);
+  }
+  const rowGrowth = (after.counts.usage_counters ?? 0) - (before.counts.usage_counters ?? 0);
+  if (admitted === 0 && rowGrowth !== 0) {
+    ok = false;
+    notes.push(`usage_counters gained ${rowGrowth} rows with nothing admitted`);
+  }
+  if (admitted === 0 && after.dataVersion !== before.dataVersion) notes.push('note: the database was written meanwhile (data_version changed)');
+  if (admitted > 0) notes.push(`${admitted} request(s) admitted at a minute rollover; usage_counters +${2 * admitted} points, +${rowGrowth} row(s)`);
+  return { ok, notes };
+}

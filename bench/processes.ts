@@ -1,0 +1,75 @@
+/** Child processes for the bench: spawn on loopback, wait for readiness, stop, read CPU time. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface Child {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export function spawnChild(cwd: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  const exited = new Promise<void>((res) => child.on('exit', () => res()));
+  child.on('exit', (code, signal) => {
+    if (code !== 0 && code !== null && signal === null) process.stderr.write(`child ${args.join(' ')} exited ${code}:\n${stderr}\n`);
+  });
+  return {
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function waitReady(url: string, child: Child, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) throw new Error(`server exited with ${child.process.exitCode} before ${url} answered`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} not ready within ${timeoutMs} ms`);
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
+/** User and system CPU seconds a process has used so far (Linux /proc; NaN elsewhere). */
+export function cpuTimes(pid: number): { user: number; system: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(fields[11]) / CLOCK_TICKS_PER_S, system: Number(fields[12]) / CLOCK_TICKS_PER_S };
+  } catch {
+    return { user: NaN, system: NaN };
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * `npm run bench`: requests per second of the service's hot paths against a bare Fastify
+ * baseline on the same machine, on embedded SQLite, with the same connection count:
+ *
+ *   (a) bare Fastify route returning a small JSON        (baseline)
+ *   (b) GET /v1/usage with a valid key                   goal b/a >= 0.5
+ *   (c) GET /v1/usage with an unknown key (401)          goal c/a >= 0.6
+ *   (d) GET /v1/usage over the minute limit (429)        goal d/a >= 0.6
+ *
+ * Both servers run as child processes on loopback: the baseline from bench/bare-server.ts and
+ * the service exactly as `npm start` runs it (`node dist/main.js serve`, built by `npm run
+ * bench`). Around (c) and (d) the bench checks that refused requests wrote nothing: every
+ * table's row count is unchanged, credit_transactions is unchanged, and usage_counters moved
+ * only by the points of requests that were admitted (minute rollovers during (d)).
+ *
+ * Results go to stdout (a table) and to .bench/results.json. Exit 1 if a write check fails;
+ * ratios below their goals are reported as MISS (they depend on the machine).
+ * The cases run interleaved in rounds (a b c d, a b c d, …); each ratio is the median of the
+ * per-round ratios, so load from other work on the machine hits baseline and case alike. The
+ * CPU time the server process spent per request is reported beside (a steadier measure on a
+ * busy machine: the goals are met when the service spends at most 2x / 1.67x the baseline's CPU).
+ *
+ * Tunables: BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (warn),
+ * BENCH_ONLY (e.g. `c`: run only (a) and the named cases), BENCH_PROFILE=DIR (write a V8 CPU
+ * profile of the service process into DIR; open it in Chrome DevTools), BENCH_NODE_ARGS (extra
+ * node flags for the service process, for experiments).
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import SqliteDatabase from 'better-sqlite3';
+import { compareSnapshots, snapshot, type Snapshot, type WriteCheck } from './checks.js';
+import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const DIST_MAIN = join(ROOT, 'dist/main.js');
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
+const WARMUP_S = 1.5;
+const ONLY = process.env.BENCH_ONLY;
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
+/** The SQLite usage flush interval (USAGE_FLUSH_MS default) plus a margin. */
+const FLUSH_WAIT_MS = 1500;
+
+type Result = Awaited<ReturnType<typeof autocannon>>;
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function admin<T = any>(base: string, path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { success: boolean; data: T };
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+async function seedTenant(base: string, name: string, limits: Record<string, number>) {
+  const { user } = await admin(base, '/admin/v1/users', { email: `${name}-${randomBytes(4).toString('hex')}@bench.example`, name });
+  const { workspace } = await admin(base, '/admin/v1/workspaces', { name, plan: 'pro', ownerUserId: user.id });
+  await admin(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits });
+  await admin(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 100_000 });
+  const { secret } = await admin(base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: ['usage:read'], operations: [], transports: ['rest'] });
+  return { workspaceId: workspace.id as string, secret: secret as string };
+}
+
+async function load(url: string, headers: Record<string, string>, durationS: number): Promise<Result> {
+  return autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: durationS, headers });
+}
+
+function statusCounts(r: Result): Record<string, number> {
+  return Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, (s as { count: number }).count]));
+}
+
+interface Case {
+  name: string;
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  expect: string;
+  /** The server process answering this case (for its CPU time). */
+  pid: number;
+  check: boolean;
+}
+
+interface Sample {
+  name: string;
+  round: number;
+  rps: number;
+  cpuUsPerRequest: number;
+  /** Share of that CPU time spent in the kernel (loopback TCP, syscalls). */
+  systemShare: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+}
+
+interface Row {
+  name: string;
+  label: string;
+  rps: number;
+  cpuUsPerRequest: number;
+  systemShare: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run \`npm run build\` (npm run bench does)`);
+  const started = Date.now();
+  const dataDir = mkdtempSync(join(tmpdir(), 'was-bench-'));
+  const children: Child[] = [];
+  const samples: Sample[] = [];
+  const checks: Record<string, WriteCheck> = {};
+  let db: SqliteDatabase.Database | undefined;
+  try {
+    log(
+      `bench: ${cpus().length} CPUs, node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_S} s per case ` +
+        `(after a ${WARMUP_S} s warm-up), service LOG_LEVEL=${LOG_LEVEL}`,
+    );
+
+    const barePort = await freePort();
+    const bare = spawnChild(ROOT, ['--import', 'tsx', join(ROOT, 'bench/bare-server.ts')], { PORT: String(barePort) });
+    children.push(bare);
+    const servicePort = await freePort();
+    const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE)] : [];
+    const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
+    const service = spawnChild(ROOT, [...profile, ...nodeArgs, DIST_MAIN, 'serve'], { PORT: String(servicePort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL, NODE_ENV: 'production' });
+    children.push(service);
+    const bareUrl = `http://127.0.0.1:${barePort}/bare`;
+    const base = `http://127.0.0.1:${servicePort}`;
+    await Promise.all([waitReady(bareUrl, bare), waitReady(`${base}/readyz`, service)]);
+
+    const open = await seedTenant(base, 'bench-open', { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 });
+    const limited = await seedTenant(base, 'bench-limited', { pointsPerMinute: 3, pointsPerMonth: 1_000_000_000 });
+    const limitedHeaders = { authorization: `Bearer ${limited.secret}`, 'x-service-workspace': limited.workspaceId };
+    for (let i = 0; i < 5; i++) await fetch(`${base}/v1/usage`, { headers: limitedHeaders }); // over its minute limit now
+    db = new SqliteDatabase(join(dataDir, 'service.db'), { readonly: true, fileMustExist: true });
+
+    const unknownKey = `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`;
+    const allCases: Case[] = [
+      { name: 'a', label: 'bare Fastify JSON route', url: bareUrl, headers: {}, expect: '200', pid: bare.process.pid!, check: false },
+      { name: 'b', label: 'GET /v1/usage, valid key', url: `${base}/v1/usage`, headers: { authorization: `Bearer ${open.secret}`, 'x-service-workspace': open.workspaceId }, expect: '200', pid: service.process.pid!, check: false },
+      { name: 'c', label: 'GET /v1/usage, unknown key (401)', url: `${base}/v1/usage`, headers: { authorization: `Bearer ${unknownKey}`, 'x-service-workspace': open.workspaceId }, expect: '401', pid: service.process.pid!, check: true },
+      { name: 'd', label: 'GET /v1/usage, over minute limit (429)', url: `${base}/v1/usage`, headers: limitedHeaders, expect: '429', pid: service.process.pid!, check: true },
+    ];
+    const cases = allCases.filter((c) => !ONLY || c.name === 'a' || ONLY.includes(c.name));
+
+    for (const c of cases) await load(c.url, c.headers, WARMUP_S);
+    await sleep(FLUSH_WAIT_MS);
+    let current = snapshot(db);
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const c of cases) {
+        const before = current;
+        const cpu0 = cpuTimes(c.pid);
+        const result = await load(c.url, c.headers, ROUND_S);
+        const cpu1 = cpuTimes(c.pid);
+        const cpu = cpu1.user - cpu0.user + (cpu1.system - cpu0.system);
+        const systemShare = (cpu1.system - cpu0.system) / cpu;
+        const statuses = statusCounts(result);
+        const total = Object.values(statuses).reduce((a, b) => a + b, 0);
+        samples.push({ name: c.name, round, rps: result.requests.average, cpuUsPerRequest: total > 0 ? (cpu * 1e6) / total : NaN, systemShare, p99Ms: result.latency.p99, statuses });
+        const unexpected = Object.entries(statuses).filter(([code]) => code !== c.expect && !(c.name === 'd' && code === '200'));
+        if (unexpected.length > 0 || result.errors + result.timeouts > 0) {
+          throw new Error(`(${c.name}) expected only ${c.expect}, got ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`);
+        }
+        if (c.check || c.name === 'b') {
+          // Let the admitted points of (b) and (d) reach the database before the next snapshot.
+          await sleep(FLUSH_WAIT_MS);
+          current = snapshot(db);
+        }
+        if (c.check) {
+          const check = compareSnapshots(before, current, statuses['200'] ?? 0);
+          const previous = checks[c.name];
+          checks[c.name] = previous ? { ok: previous.ok && check.ok, notes: [...previous.notes, ...check.notes] } : check;
+        }
+      }
+    }
+
+    const median = (values: number[]) => {
+      const sorted = values.filter(Number.isFinite).sort((x, y) => x - y);
+      const mid = Math.floor(sorted.length / 2);
+      return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+    };
+    const rows: Row[] = cases.map((c) => {
+      const mine = samples.filter((s) => s.name === c.name);
+      const statuses: Record<string, number> = {};
+      for (const s of mine) for (const [code, n] of Object.entries(s.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+      return {
+        name: c.name,
+        label: c.label,
+        rps: median(mine.map((s) => s.rps)),
+        cpuUsPerRequest: median(mine.map((s) => s.cpuUsPerRequest)),
+        systemShare: median(mine.map((s) => s.systemShare)),
+        p99Ms: median(mine.map((s) => s.p99Ms)),
+        statuses,
+      };
+    });
+    // Each ratio is taken within a round (the baseline ran seconds earlier under the same load)
+    // and the median over rounds is reported, which damps other work on the machine.
+    const ratioOf = (name: string) => {
+      const perRound = (metric: 'rps' | 'cpu') =>
+        median(
+          Array.from({ length: ROUNDS }, (_, i) => {
+            const a = samples.find((s) => s.name === 'a' && s.round === i + 1);
+            const x = samples.find((s) => s.name === name && s.round === i + 1);
+            if (!a || !x) return NaN;
+            return metric === 'rps' ? x.rps / a.rps : a.cpuUsPerRequest / x.cpuUsPerRequest;
+          }),
+        );
+      return { rps: perRound('rps'), cpu: perRound('cpu') };
+    };
+    const goals: [string, number][] = [
+      ['b', 0.5],
+      ['c', 0.6],
+      ['d', 0.6],
+    ];
+    const ratios = goals
+      .filter(([name]) => cases.some((c) => c.name === name))
+      .map(([name, goal]) => {
+        const r = ratioOf(name);
+        return { name: `${name}/a`, value: r.rps, cpuRatio: r.cpu, goal, verdict: r.rps >= goal ? 'PASS' : 'MISS' };
+      });
+
+    log('');
+    log('run  what                                      req/s  CPU µs/req  (kernel)  p99 ms  statuses (all rounds)');
+    for (const r of rows) {
+      log(
+        `(${r.name})  ${r.label.padEnd(40)} ${r.rps.toFixed(0).padStart(6)}  ${r.cpuUsPerRequest.toFixed(1).padStart(10)}  ${`${(r.systemShare * 100).toFixed(0)}%`.padStart(8)}  ` +
+          `${String(r.p99Ms).padStart(6)}  ${JSON.stringify(r.statuses)}`,
+      );
+    }
+    log('');
+    log('ratio  req/s ratio  goal   verdict   (CPU-time ratio: baseline CPU per request / this one)');
+    for (const r of ratios) log(`${r.name.padEnd(6)} ${r.value.toFixed(2).padStart(11)}  >=${r.goal.toFixed(1)}  ${r.verdict.padEnd(8)}  ${r.cpuRatio.toFixed(2)}`);
+    log('');
+    for (const [name, check] of Object.entries(checks)) {
+      log(`(${name}) refused requests wrote nothing: ${check.ok ? 'OK' : 'FAILED'}${check.notes.length ? ` (${check.notes.join('; ')})` : ''}`);
+    }
+
+    const results = {
+      at: new Date().toISOString(),
+      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      settings: { connections: CONNECTIONS, rounds: ROUNDS, roundS: ROUND_S, warmupS: WARMUP_S, database: 'sqlite', serviceLogLevel: LOG_LEVEL },
+      runs: rows,
+      samples,
+      ratios,
+      writeChecks: checks,
+      elapsedS: Math.round((Date.now() - started) / 1000),
+    };
+    mkdirSync(join(ROOT, '.bench'), { recursive: true });
+    writeFileSync(join(ROOT, '.bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    log(`\nwritten .bench/results.json (${results.elapsedS} s)`);
+    if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    db?.close();
+    await Promise.all(children.map((c) => c.stop()));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

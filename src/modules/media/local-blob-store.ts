@@ -1,0 +1,112 @@
+/**
+ * Media blobs as files under DATA_DIR/media/<workspaceId>/<mediaId>. Writes are atomic: bytes go
+ * to a staging file in DATA_DIR/media/.staging (same filesystem), are fsynced, renamed into place
+ * and the directory is fsynced, so a crash leaves either the whole blob or none.
+ */
+import { mkdirSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Config } from '../../config.js';
+import type { Keyring } from '../../lib/crypto.js';
+import { assertKey, type BlobMeta, type BlobRef, type BlobStore } from './blob-store.js';
+import { localDownloadUrl } from './signing.js';
+import { listStaged, newStagingPath, sweepStaleStaging } from './staging.js';
+
+async function fsyncPath(path: string, flags: 'r' | 'r+' = 'r'): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export class LocalBlobStore implements BlobStore {
+  readonly kind = 'local' as const;
+  readonly stagingDir: string;
+
+  private constructor(
+    readonly root: string,
+    private readonly baseUrl: string,
+    private readonly keyring: Keyring,
+  ) {
+    this.stagingDir = join(root, '.staging');
+  }
+
+  static create(config: Config, keyring: Keyring): LocalBlobStore {
+    const store = new LocalBlobStore(join(config.dataDir, 'media'), config.publicBaseUrl, keyring);
+    mkdirSync(store.stagingDir, { recursive: true, mode: 0o700 });
+    void sweepStaleStaging(store.stagingDir);
+    return store;
+  }
+
+  private path(key: string): string {
+    assertKey(key);
+    return join(this.root, key);
+  }
+
+  async putFile(key: string, stagedPath: string): Promise<void> {
+    const target = this.path(key);
+    await fsyncPath(stagedPath, 'r+');
+    await mkdir(join(target, '..'), { recursive: true });
+    await rename(stagedPath, target);
+    await fsyncPath(join(target, '..'));
+  }
+
+  async putBytes(key: string, bytes: Buffer, _meta: BlobMeta): Promise<void> {
+    const staged = newStagingPath(this.stagingDir);
+    try {
+      await writeFile(staged, bytes, { flag: 'wx', mode: 0o600 });
+      await this.putFile(key, staged);
+    } finally {
+      await rm(staged, { force: true });
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  async stat(key: string): Promise<number | undefined> {
+    try {
+      const s = await stat(this.path(key));
+      return s.isFile() ? s.size : undefined;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
+    // Opened here so a missing file fails now rather than on the response stream.
+    const handle = await open(this.path(key), 'r');
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async listKeys(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    let workspaces: string[];
+    try {
+      workspaces = await readdir(this.root);
+    } catch {
+      return [];
+    }
+    for (const ws of workspaces) {
+      if (ws.startsWith('.')) continue;
+      const files = await readdir(join(this.root, ws)).catch(() => [] as string[]);
+      for (const f of files) if (`${ws}/${f}`.startsWith(prefix)) keys.push(`${ws}/${f}`);
+    }
+    return keys.sort();
+  }
+
+  async signedUrl(ref: BlobRef, signingTimeMs: number, ttlSeconds: number): Promise<string> {
+    return localDownloadUrl(this.baseUrl, this.keyring, ref.workspaceId, ref.id, signingTimeMs + ttlSeconds * 1000);
+  }
+
+  async stagedFiles(): Promise<string[]> {
+    return listStaged(this.stagingDir);
+  }
+
+  async close(): Promise<void> {}
+}
