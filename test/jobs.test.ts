@@ -244,7 +244,8 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
     assert.equal(expired.statusCode, 410);
     assert.equal(expired.json().code, 'CURSOR_EXPIRED');
     const fresh = (await read()).json().data;
-    await ctx.deps.db.updateTable('jobs').set({ output_json: JSON.stringify({ replaced: true, filler: 'y'.repeat(20_000) }) }).where('id', '=', jobId).execute();
+    const replaced = JSON.stringify({ replaced: true, filler: 'y'.repeat(20_000) });
+    await ctx.deps.db.updateTable('jobs').set({ output_json: replaced, output_sha256: createHash('sha256').update(replaced).digest('hex') }).where('id', '=', jobId).execute();
     const changed = await read(fresh.nextCursor);
     assert.equal(changed.statusCode, 409);
     assert.equal(changed.json().code, 'OUTPUT_CHANGED');

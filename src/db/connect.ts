@@ -69,6 +69,9 @@ export async function openDatabase(url: string, options: { poolMax?: number } = 
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10 });
+    // An idle client dropped by the server (restart, failover) must not crash the process;
+    // the pool discards it and the next query opens a new connection.
+    pool.on('error', (err) => process.emitWarning(`PostgreSQL idle client error: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

@@ -146,6 +146,8 @@ export interface JobsTable {
   input_json: string;
   /** The complete public result (JSON text) once there is one. */
   output_json: string | null;
+  /** SHA-256 of output_json: identifies the result without loading it. */
+  output_sha256: string | null;
   progress: number;
   /** Consumed cost, cumulative over attempts. */
   cost_mc: number;

@@ -55,6 +55,13 @@ export async function createTestDatabase(name: TestDatabaseName): Promise<TestDa
     dispose: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
+      // pg-pool's end() resolves before its sockets close: wait for the sessions to go away so
+      // the forced drop does not kill clients that are still closing.
+      for (let i = 0; i < 100; i++) {
+        const r = await c.query('select count(*)::int as n from pg_stat_activity where datname = $1', [dbName]);
+        if (r.rows[0].n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       await c.query(`drop database if exists ${dbName} with (force)`);
       await c.end();
     },

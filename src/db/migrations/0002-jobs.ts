@@ -14,6 +14,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('funding', 'text', (c) => c.notNull())
     .addColumn('input_json', 'text', (c) => c.notNull())
     .addColumn('output_json', 'text')
+    .addColumn('output_sha256', 'text')
     .addColumn('progress', 'double precision', (c) => c.notNull().defaultTo(0))
     .addColumn('cost_mc', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('max_cost_mc', 'bigint', (c) => c.notNull())

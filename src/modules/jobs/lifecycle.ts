@@ -8,6 +8,7 @@
 import type { Transaction, Updateable } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
+import { sha256Hex } from '../../lib/crypto.js';
 import { insertEvent, type EventType } from '../events/store.js';
 import { settle } from '../reservations/service.js';
 import * as store from './store.js';
@@ -92,7 +93,10 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
       error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
     };
     if (req.status === 'completed') patch.progress = 100;
-    if (req.output !== undefined) patch.output_json = req.output === null ? null : JSON.stringify(req.output);
+    if (req.output !== undefined) {
+      patch.output_json = req.output === null ? null : JSON.stringify(req.output);
+      patch.output_sha256 = patch.output_json === null ? null : sha256Hex(patch.output_json);
+    }
     if (req.checkpoint) patch.checkpoint_json = JSON.stringify({ ...req.checkpoint, attemptCost: 0 });
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
     const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });

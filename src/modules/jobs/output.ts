@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
-import { hmacSha256, safeEqual, sha256Hex } from '../../lib/crypto.js';
+import { hmacSha256, safeEqual } from '../../lib/crypto.js';
 import { toIso } from '../../lib/clock.js';
 import { presentResult, storedResult } from './snapshot.js';
 import * as store from './store.js';
@@ -77,15 +77,23 @@ export async function readOutput(deps: Deps, workspaceId: string, jobId: string,
   const ttlMs = deps.config.outputCursorTtlS * 1000;
   const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
   if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
-  const row = await store.findJob(deps.db, workspaceId, jobId);
-  if (!row) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
-  const resultHash = sha256Hex(row.output_json ?? 'null').slice(0, 24);
+  // Identify the result by its stored digest; load the (up to 16 MiB) result only on a cache miss.
+  const head = await deps.db
+    .selectFrom('jobs')
+    .select(['id', 'output_sha256'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', jobId)
+    .executeTakeFirst();
+  if (!head) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
+  const resultHash = (head.output_sha256 ?? 'none').slice(0, 24);
   if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');
   const signingTime = prior?.t ?? now;
   const issuedAt = prior?.i ?? now;
   const cacheKey = `${jobId}:${resultHash}:${signingTime}`;
   let doc = cache.get(cacheKey);
   if (!doc) {
+    const row = await store.findJob(deps.db, workspaceId, jobId);
+    if (!row || (row.output_sha256 ?? 'none').slice(0, 24) !== resultHash) throw new AppError('OUTPUT_CHANGED');
     const presented = await presentResult(deps, workspaceId, storedResult(row), signingTime);
     const bytes = Buffer.from(JSON.stringify(presented ?? null), 'utf8');
     doc = { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };

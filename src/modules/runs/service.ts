@@ -116,6 +116,7 @@ async function admit(deps: Deps, auth: AuthContext, op: OperationContract, input
       funding,
       input_json: JSON.stringify(input),
       output_json: null,
+      output_sha256: null,
       progress: 0,
       cost_mc: 0,
       max_cost_mc: price.maximumMillicents,
