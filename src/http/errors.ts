@@ -65,7 +65,12 @@ export class AppError extends Error {
 
   constructor(code: ErrorCode, options: AppErrorOptions = {}) {
     const [status, message] = ERROR_REGISTRY[code];
+    // Expected refusals (4xx) are answers, not faults: skip capturing a stack trace, which is
+    // a measurable part of the cost of a 401 or 429.
+    const limit = Error.stackTraceLimit;
+    if (status < 500) Error.stackTraceLimit = 0;
     super(options.message ?? message);
+    Error.stackTraceLimit = limit;
     this.name = 'AppError';
     this.code = code;
     this.status = status;

@@ -15,7 +15,7 @@ import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
-import { appendLedger, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
+import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
 
 type Trx = Transaction<Database>;
@@ -35,7 +35,7 @@ const PERIODS: { field: keyof BudgetCeilings; period: Period; name: 'DAY' | 'WEE
 
 async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise<void> {
   const owners = [
-    { scope: 'key' as const, ceilings: req.key?.budgets, held: () => store.sumOpenHoldsOfKey(trx, req.key!.id), spent: (from: number, to: number) => store.sumSpentByKey(trx, req.key!.id, from, to) },
+    { scope: 'key' as const, ceilings: req.key?.budgets, held: () => sumKeyOpenHolds(trx, req.key!.id), spent: (from: number, to: number) => sumKeySpent(trx, req.key!.id, from, to) },
     { scope: 'workspace' as const, ceilings: req.workspace.budgets, held: () => sumOpenHolds(trx, req.workspace.id), spent: (from: number, to: number) => sumSpent(trx, req.workspace.id, null, from, to) },
   ];
   for (const owner of owners) {

@@ -29,30 +29,6 @@ export async function releaseHold(db: Db, holdId: string, now: number): Promise<
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** Open holds of a key across all its workspaces. */
-export async function sumOpenHoldsOfKey(db: Db, keyId: string): Promise<number> {
-  const r = await db
-    .selectFrom('credit_holds')
-    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
-    .where('key_id', '=', keyId)
-    .where('released_at_ms', 'is', null)
-    .executeTakeFirst();
-  return Number(r?.total ?? 0);
-}
-
-/** Credits a key spent in [from, to) across all its workspaces (positive number). */
-export async function sumSpentByKey(db: Db, keyId: string, from: number, to: number): Promise<number> {
-  const r = await db
-    .selectFrom('credit_transactions')
-    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
-    .where('key_id', '=', keyId)
-    .where('type', '=', 'usage')
-    .where('created_at_ms', '>=', from)
-    .where('created_at_ms', '<', to)
-    .executeTakeFirst();
-  return -Number(r?.total ?? 0);
-}
-
 /** Allocations with credits left, in spending order: earliest expiry first, never-expiring last. */
 export async function spendableAllocations(db: Db, workspaceId: string): Promise<{ id: string; remaining: number }[]> {
   const rows = await db
