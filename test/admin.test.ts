@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from './support/harness.js';
+import { assertError } from './support/assertions.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { seedTenant, uniqueEmail } from './support/seed.js';
 import { sha256Hex } from '../src/lib/crypto.js';
@@ -29,15 +30,7 @@ function expectOk(res: LightMyRequestResponse, code: string): any {
   return body.data;
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): any {
-  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, 'string');
-  assert.equal(body.requestId, res.headers['x-request-id']);
-  return body;
-}
+const expectError = assertError;
 
 async function createUser(ctx: TestContext, email = uniqueEmail()) {
   return expectOk(await admin(ctx, '/admin/v1/users', { email, name: 'Ada' }), 'ADMIN_USERS_CREATE').user;

@@ -14,25 +14,10 @@ import { SCOPES } from '../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { seedKey, seedTenant, uniqueEmail } from './support/seed.js';
+import { assertError, assertOk } from './support/assertions.js';
 
 type Res = LightMyRequestResponse;
 
-function assertError(res: Res, status: number, code: string): any {
-  assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode} ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, 'string');
-  assert.equal(body.requestId, res.headers['x-request-id']);
-  return body;
-}
-
-function assertOk(res: Res): any {
-  assert.equal(res.statusCode, 200, res.body);
-  const body = res.json();
-  assert.equal(body.success, true);
-  return body;
-}
 
 const usage = (ctx: TestContext, secret: string, workspaceId: string) => call(ctx, 'GET', '/v1/usage', { secret, workspaceId });
 
