@@ -35,6 +35,10 @@ import { adminRoutes } from './admin/routes.js';
 import { toolRoutes } from './modules/tools/routes.js';
 import { runRoutes } from './modules/runs/routes.js';
 import { jobRoutes } from './modules/jobs/routes.js';
+import { streamRoutes } from './modules/jobs/stream-routes.js';
+import { eventRoutes } from './modules/events/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
+import { deliveryRoutes } from './modules/webhooks/delivery-routes.js';
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -316,7 +320,20 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
 
   registerAuthHook(app, deps);
-  const modules = [systemRoutes, workspaceRoutes, usageRoutes, billingRoutes, toolRoutes, runRoutes, jobRoutes, mediaRoutes];
+  const modules = [
+    systemRoutes,
+    workspaceRoutes,
+    usageRoutes,
+    billingRoutes,
+    toolRoutes,
+    runRoutes,
+    jobRoutes,
+    streamRoutes,
+    mediaRoutes,
+    eventRoutes,
+    webhookRoutes,
+    deliveryRoutes,
+  ];
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));
   return app;

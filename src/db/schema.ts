@@ -217,6 +217,67 @@ export interface MediaTable {
   created_at_ms: number;
 }
 
+/** A workspace's webhook endpoint; the signing secret is stored encrypted (Keyring). */
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  /** Lower-cased hostname of `url`: the verified domain it needs. */
+  hostname: string;
+  /** JSON array of subscribed event types. */
+  event_types_json: string;
+  enabled: number;
+  secret_enc: string;
+  created_at_ms: number;
+  updated_at_ms: number;
+  revoked_at_ms: number | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed';
+
+/** One event for one webhook: its attempts, schedule and lease. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  workspace_id: string;
+  webhook_id: string;
+  event_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  replay_count: number;
+  last_status_code: number | null;
+  last_error_code: string | null;
+  next_attempt_at_ms: number;
+  lease_token: number;
+  lease_owner: string | null;
+  lease_expires_at_ms: number | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+  delivered_at_ms: number | null;
+}
+
+/** Capped account notifications (for example repeated webhook failures), read by operators. */
+export interface NotificationsTable {
+  id: string;
+  workspace_id: string;
+  kind: string;
+  /** What the notification is about (a webhook id); with kind and day, the cap. */
+  subject_id: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  message: string;
+  details_json: string;
+  created_at_ms: number;
+}
+
+/** An open SSE stream, counted against the workspace's plan limit by every API process. */
+export interface StreamSlotsTable {
+  id: string;
+  workspace_id: string;
+  key_id: string;
+  job_id: string;
+  expires_at_ms: number;
+}
+
 export interface Database {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -236,6 +297,10 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   media: MediaTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  notifications: NotificationsTable;
+  stream_slots: StreamSlotsTable;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

@@ -3,9 +3,11 @@ import type { Migration } from 'kysely';
 import * as core from './0001-core.js';
 import * as jobs from './0002-jobs.js';
 import * as media from './0003-media.js';
+import * as webhooks from './0004-webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
   '0002-jobs': jobs,
   '0003-media': media,
+  '0004-webhooks': webhooks,
 };
