@@ -20,8 +20,14 @@
  * CPU time the server process spent per request is reported beside (a steadier measure on a
  * busy machine: the goals are met when the service spends at most 2x / 1.67x the baseline's CPU).
  *
+ * Then bench/media.ts (issue 4): upload and signed-download throughput (MB/s) of a 50 MB file,
+ * each against a plain file copy of the same file on the same disk, in the same run.
+ * Last, bench/jobs.ts (issue 3): the job-path ratios (admissions, job reads on SQLite and
+ * PostgreSQL, end to end against graphile-worker, drain, complete output; see that file).
+ *
  * Tunables: BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (warn),
- * BENCH_ONLY (e.g. `c`: run only (a) and the named cases), BENCH_PROFILE=DIR (write a V8 CPU
+ * BENCH_MEDIA_ROUNDS (3), BENCH_ONLY (e.g. `c`: run only (a) and the named cases; letters of the
+ * other benches alone, such as `m` for media, run only those), BENCH_PROFILE=DIR (write a V8 CPU
  * profile of the service process into DIR; open it in Chrome DevTools), BENCH_NODE_ARGS (extra
  * node flags for the service process, for experiments).
  */
@@ -32,6 +38,9 @@ import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import SqliteDatabase from 'better-sqlite3';
 import { compareSnapshots, snapshot, type Snapshot, type WriteCheck } from './checks.js';
+import { mediaReport, runMediaBench, type MediaBenchResult } from './media.js';
+import { reportWebhookBench, runWebhookBench, type WebhookBenchResult } from './webhooks.js';
+import { runJobBenches, type JobBenchRatio } from './jobs.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -41,6 +50,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const WARMUP_S = 1.5;
 const ONLY = process.env.BENCH_ONLY;
+const MEDIA_ROUNDS = Number(process.env.BENCH_MEDIA_ROUNDS ?? 3);
+const RUN_MEDIA = !ONLY || ONLY.includes('m');
+/** The request cases run unless BENCH_ONLY names only other benches (m, w, j). */
+const RUN_REQUESTS = !ONLY || /[abcd]/.test(ONLY);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
 /** The SQLite usage flush interval (USAGE_FLUSH_MS default) plus a margin. */
@@ -63,12 +76,12 @@ async function admin<T = any>(base: string, path: string, body: unknown): Promis
   return json.data;
 }
 
-async function seedTenant(base: string, name: string, limits: Record<string, number>) {
+async function seedTenant(base: string, name: string, limits: Record<string, number>, scopes: string[] = ['usage:read']) {
   const { user } = await admin(base, '/admin/v1/users', { email: `${name}-${randomBytes(4).toString('hex')}@bench.example`, name });
   const { workspace } = await admin(base, '/admin/v1/workspaces', { name, plan: 'pro', ownerUserId: user.id });
   await admin(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits });
   await admin(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 100_000 });
-  const { secret } = await admin(base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: ['usage:read'], operations: [], transports: ['rest'] });
+  const { secret } = await admin(base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes, operations: [], transports: ['rest'] });
   return { workspaceId: workspace.id as string, secret: secret as string };
 }
 
@@ -151,7 +164,7 @@ async function main(): Promise<void> {
       { name: 'c', label: 'GET /v1/usage, unknown key (401)', url: `${base}/v1/usage`, headers: { authorization: `Bearer ${unknownKey}`, 'x-service-workspace': open.workspaceId }, expect: '401', pid: service.process.pid!, check: true },
       { name: 'd', label: 'GET /v1/usage, over minute limit (429)', url: `${base}/v1/usage`, headers: limitedHeaders, expect: '429', pid: service.process.pid!, check: true },
     ];
-    const cases = allCases.filter((c) => !ONLY || c.name === 'a' || ONLY.includes(c.name));
+    const cases = RUN_REQUESTS ? allCases.filter((c) => !ONLY || c.name === 'a' || ONLY.includes(c.name)) : [];
 
     for (const c of cases) await load(c.url, c.headers, WARMUP_S);
     await sleep(FLUSH_WAIT_MS);
@@ -245,6 +258,27 @@ async function main(): Promise<void> {
       log(`(${name}) refused requests wrote nothing: ${check.ok ? 'OK' : 'FAILED'}${check.notes.length ? ` (${check.notes.join('; ')})` : ''}`);
     }
 
+    let media: MediaBenchResult | undefined;
+    if (RUN_MEDIA) {
+      const tenant = await seedTenant(base, 'bench-media', { pointsPerMinute: 1_000_000, pointsPerMonth: 1_000_000_000 }, ['media:read', 'media:write']);
+      media = await runMediaBench({ base, workDir: dataDir, secret: tenant.secret, workspaceId: tenant.workspaceId, rounds: MEDIA_ROUNDS });
+      log('');
+      for (const line of mediaReport(media)) log(line);
+    }
+
+    // bench/webhooks.ts (issue 5): webhook deliveries/s vs plain signed undici POSTs; BENCH_ONLY=w alone.
+    let webhooks: WebhookBenchResult | undefined;
+    if (!ONLY || ONLY.includes('w')) {
+      log('');
+      webhooks = await runWebhookBench();
+      reportWebhookBench(webhooks);
+    }
+
+    // bench/jobs.ts (issue 3): admissions, job reads (SQLite and PostgreSQL), end to end vs
+    // graphile-worker, drain, complete output; BENCH_ONLY=j alone, BENCH_JOBS picks cases.
+    let jobs: JobBenchRatio[] | undefined;
+    if (!ONLY || ONLY.includes('j')) jobs = await runJobBenches();
+
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
@@ -253,6 +287,9 @@ async function main(): Promise<void> {
       samples,
       ratios,
       writeChecks: checks,
+      media,
+      webhooks,
+      jobs,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync(join(ROOT, '.bench'), { recursive: true });

@@ -2,8 +2,10 @@
 // Runs every test/**/*.test.ts with node's test runner (TypeScript through tsx). The suite loops
 // over SQLite and PGlite, and over PostgreSQL too when TEST_DATABASE_URL is set.
 // Extra arguments are test files or name patterns: node scripts/run-tests.mjs test/usage.test.ts
+// The test-only certificate of test/fixtures/tls is trusted through NODE_EXTRA_CA_CERTS (read by
+// node at start-up only, hence here) so the webhook tests' HTTPS receiver is verified for real.
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
@@ -21,6 +23,6 @@ const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(2, available
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
+  { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', NODE_EXTRA_CA_CERTS: resolve('test/fixtures/tls/localhost.crt') } },
 );
 process.exit(result.status ?? 1);

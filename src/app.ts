@@ -103,6 +103,18 @@ export function requestId(): string {
   return `${timeGroups}-${randA}-${randB}-${tails[requestCounter & 0x3f]}`;
 }
 
+/**
+ * The matched route pattern of a request (undefined for 404s). `request.routeOptions.url` builds
+ * a dozen-property object on every access; this reads the route context Fastify keeps on the
+ * request (its 'fastify.context' symbol) and falls back to routeOptions if that ever changes.
+ */
+let routeContextKey: symbol | null | undefined;
+function routePattern(request: FastifyRequest): string | undefined {
+  if (routeContextKey === undefined) routeContextKey = Object.getOwnPropertySymbols(request).find((s) => s.description === 'fastify.context') ?? null;
+  if (routeContextKey === null) return request.routeOptions.url;
+  return (request as unknown as Record<symbol, { config?: { url?: string } } | undefined>)[routeContextKey]?.config?.url;
+}
+
 type LogLevelName = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type LogArgs = [unknown, ...unknown[]];
 
@@ -236,7 +248,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // Metrics and connection draining ride on the completion callback Fastify makes for every
     // response anyway, which saves an onResponse hook on every request.
     logController: new RequestLogController({ disableRequestLogging: !options.logRequests, requestIdLogLabel: 'requestId' }, (request, reply) => {
-      deps.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      deps.metrics.observeRequest(request.method, routePattern(request) ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
       // While draining, a keep-alive connection whose request just finished is idle now: close
       // it, so a client cannot hold the closing server open (server.close() only reaps the
       // connections that were idle when it was called).

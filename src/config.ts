@@ -28,8 +28,12 @@ export interface Config {
   webhookRetryBaseMs: number;
   webhookRetryCapMs: number;
   webhookMaxAttempts: number;
+  /** Deadline of one webhook delivery attempt (connect, send, response headers and body). */
+  webhookTimeoutMs: number;
   outputCursorTtlS: number;
   mediaUrlTtlS: number;
+  /** Region of the S3 client (AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1); credentials stay with the AWS SDK's own chain. */
+  s3Region: string;
   jobLeaseMs: number;
   providersFile: string | undefined;
   logLevel: LogLevel;
@@ -99,6 +103,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const s3Endpoint = str('S3_ENDPOINT');
   if (s3Endpoint !== undefined && !isHttpUrl(s3Endpoint)) problems.push('S3_ENDPOINT must be an http(s) URL');
+  const s3Region = str('AWS_REGION') ?? str('AWS_DEFAULT_REGION') ?? 'us-east-1';
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(s3Region)) problems.push(`AWS_REGION must be a region name such as eu-west-1 (got "${s3Region}")`);
   const publicBaseUrl = (str('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   if (!isHttpUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
   const adminToken = str('ADMIN_TOKEN');
@@ -132,8 +138,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000),
     webhookRetryCapMs: int('WEBHOOK_RETRY_CAP_MS', 3_600_000, 1, 86_400_000),
     webhookMaxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 12, 1, 100),
+    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     outputCursorTtlS: int('OUTPUT_CURSOR_TTL_S', 1800, 1, 86_400),
     mediaUrlTtlS: int('MEDIA_URL_TTL_S', 900, 1, 604_800),
+    s3Region,
     jobLeaseMs: int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
     providersFile,
     logLevel: logLevel as LogLevel,

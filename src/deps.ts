@@ -19,10 +19,14 @@ import { resolveTxt } from 'node:dns/promises';
 import { createEgress } from './egress/client.js';
 import type { Egress } from './egress/types.js';
 import { createBlobStore, type BlobStore } from './modules/media/blob-store.js';
+import { JobChangeFeed } from './modules/jobs/changes.js';
+import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/stream-settings.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
   resolveTxt(name: string): Promise<string[][]>;
+  /** Every address `hostname` resolves to (webhook destination checks); dns.lookup when absent. */
+  lookupAddresses?(hostname: string): Promise<string[]>;
 }
 
 export interface Deps {
@@ -43,6 +47,10 @@ export interface Deps {
   blobs: BlobStore;
   /** Tells this process's job worker (if any) that a job was admitted; set by the server. */
   jobsWakeup: () => void;
+  /** Job changes of every process (LISTEN/NOTIFY on PostgreSQL, in-process otherwise): wakes job streams. */
+  jobChanges: JobChangeFeed;
+  /** Timings of job streams (keep-alive, poll, slot heartbeat, re-authorization); tests shorten them. */
+  streamSettings: StreamSettings;
   /** Stops background timers, flushes counters and closes the database. */
   close(): Promise<void>;
 }
@@ -89,6 +97,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
   const blobs = await createBlobStore({ config, keyring });
+  const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;
   return {
     config,
@@ -106,11 +115,14 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     net: options.net ?? { resolveTxt },
     blobs,
     jobsWakeup: () => {},
+    jobChanges,
+    streamSettings: { ...DEFAULT_STREAM_SETTINGS },
     async close() {
       if (closed) return;
       closed = true;
       if (epochTimer) clearInterval(epochTimer);
       await usage.stop().catch((err: unknown) => log.error({ err }, 'final usage flush failed'));
+      await jobChanges.close();
       await egress.close();
       await blobs.close();
       await handle.close();

@@ -2,11 +2,11 @@
  * A running service process: API (HTTP), worker (background tasks) or both, per ROLE.
  *
  * Start-up: take the embedded-database lock (SQLite only), open and migrate the database, build
- * the app, listen (unless ROLE=worker), start the workers (unless ROLE=api): the job worker and
- * housekeeping. SIGTERM and SIGINT close gracefully: stop accepting connections and finish
- * in-flight requests (new requests on open keep-alive connections get 503 UNAVAILABLE), stop the
+ * the app, listen (unless ROLE=worker), start the workers (unless ROLE=api): the job worker, the
+ * webhook delivery worker and housekeeping. SIGTERM and SIGINT close gracefully: stop accepting
+ * connections and finish in-flight requests (new requests on open keep-alive connections get 503 UNAVAILABLE), stop the
  * workers (running jobs get a grace period, then are aborted and their leases expire for another
- * process to recover), flush the usage counters, close the database, release the lock, exit 0.
+ * process to recover; deliveries in flight are handed back to the queue), flush the usage counters, close the database, release the lock, exit 0.
  * A close that takes longer than SHUTDOWN_TIMEOUT_MS exits 1.
  */
 import type { AddressInfo } from 'node:net';
@@ -16,6 +16,8 @@ import { buildApp } from './app.js';
 import { createDeps } from './deps.js';
 import { acquireServerLock } from './process-lock.js';
 import { JobWorker } from './queue/worker.js';
+import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
+import { onDeliveriesScheduled } from './modules/webhooks/fan-out.js';
 import { startMaintenance } from './worker/maintenance.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
@@ -71,7 +73,19 @@ export async function runServer(config: Config): Promise<void> {
     const jobs = new JobWorker(deps);
     jobs.start();
     deps.jobsWakeup = () => jobs.notify();
-    stops.push(() => jobs.stop(), startMaintenance(deps));
+    // The delivery worker sends webhooks; deliveries scheduled or replayed in this process wake
+    // it, those of other processes are found by polling.
+    const deliveries = new DeliveryWorker(deps);
+    deliveries.start();
+    const unsubscribe = onDeliveriesScheduled(() => deliveries.notify());
+    stops.push(
+      () => jobs.stop(),
+      async () => {
+        unsubscribe();
+        await deliveries.stop();
+      },
+      startMaintenance(deps),
+    );
   }
   // Worker timers are unref'd (they must not hold a closing process open), so a process without
   // an HTTP listener needs something that keeps it running until it is told to stop.

@@ -84,6 +84,17 @@ async function secondProcess(ctx: TestContext, epochPollMs = 0) {
 
 describeEachDatabase('auth', (get) => {
   describe('key format and storage', () => {
+    test('HEAD twins of GET routes are authenticated, authorized and charged exactly like the GET (auth attached per route)', async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps);
+      const head = (headers: Record<string, string>) => ctx.app.inject({ method: 'HEAD', url: '/v1/usage', headers });
+      assert.equal((await head({})).statusCode, 401);
+      assert.equal((await head({ authorization: `Bearer wask_${'A'.repeat(43)}`, 'x-service-workspace': t.workspace.id })).statusCode, 401);
+      const ok = await head({ authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id });
+      assert.equal(ok.statusCode, 200);
+      assert.ok(ok.headers['ratelimit-remaining'], 'RateLimit headers on HEAD too');
+    });
+
     test('key format: the admin API returns a wask_ secret of 32 random bytes, once; only its SHA-256 is stored', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
@@ -318,10 +329,14 @@ describeEachDatabase('auth', (get) => {
       assert.equal(body.details.suspendedUntil, new Date(until).toISOString());
       assert.equal((await keyRow(ctx.deps, a.key.id)).suspended_until_ms, until);
 
+      assert.equal(tripped.headers['ratelimit-limit'], undefined, 'no window of a workspace the key may not use');
+
       // Otherwise-valid requests are refused too, with a shrinking Retry-After.
       const valid = await usage(ctx, a.secret, a.workspace.id);
       assertError(valid, 403, 'KEY_SUSPENDED');
       assert.equal(valid.headers['retry-after'], String(SUSPENSION_MS / 1000));
+      assert.equal(valid.headers['ratelimit-limit'], '3600', 'the key may use this workspace: its window is reported (nothing charged)');
+      assert.equal(valid.headers['ratelimit-remaining'], '3600');
       ctx.clock.advance(120_000);
       const later = await call(ctx, 'GET', '/v1/workspaces', { secret: a.secret, workspaceId: a.workspace.id });
       assert.equal(assertError(later, 403, 'KEY_SUSPENDED').details.suspendedUntil, new Date(until).toISOString());

@@ -46,6 +46,13 @@ describe('configuration', () => {
     assert.equal(c.usageFlushMs, 1000);
   });
 
+  test('S3 region: AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; a malformed region stops start-up', () => {
+    assert.equal(loadConfig({}).s3Region, 'us-east-1');
+    assert.equal(loadConfig({ AWS_DEFAULT_REGION: 'eu-central-1' }).s3Region, 'eu-central-1');
+    assert.equal(loadConfig({ AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-central-1' }).s3Region, 'eu-west-1');
+    assert.throws(() => loadConfig({ AWS_REGION: 'eu west/1' }), /AWS_REGION must be a region name/);
+  });
+
   test('PUBLIC_BASE_URL defaults to http://HOST:PORT (IPv6 hosts bracketed, trailing slash dropped when set)', () => {
     assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '9000' }).publicBaseUrl, 'http://0.0.0.0:9000');
     assert.equal(loadConfig({ HOST: '::1', PORT: '9000' }).publicBaseUrl, 'http://[::1]:9000');

@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { buildApp, BODY_LIMIT_BYTES, redactUrl } from '../src/app.js';
+import { errorBody } from '../src/http/error-handler.js';
+import { AppError } from '../src/http/errors.js';
+import { refusalBody } from '../src/http/refusal.js';
+import type { FastifyRequest } from 'fastify';
 import { TEST_ADMIN_TOKEN, describeEachDatabase } from './support/harness.js';
 import { seedTenant } from './support/seed.js';
 
@@ -19,6 +23,23 @@ function assertErrorEnvelope(res: { statusCode: number; body: string; headers: R
   assert.equal(body.requestId, res.headers['x-request-id'], 'requestId in the body equals the X-Request-Id header');
   return body;
 }
+
+test('fast refusals (answered by the auth hook without throwing) are byte-identical to the error handler envelope', () => {
+  const errors = [
+    new AppError('UNAUTHENTICATED'),
+    new AppError('UNAUTHENTICATED', { message: 'API keys must not be sent in the query string; use the Authorization header.' }),
+    new AppError('RATE_LIMITED', { message: 'Usage points per minute exhausted.', retryAfter: 40, details: { limit: 'POINTS_MINUTE', resetsAt: '2026-12-01T02:01:00.000Z' } }),
+    new AppError('KEY_SUSPENDED', { details: { suspendedUntil: '2026-12-01T02:05:00.000Z', note: 'quotes " and \\ and \u2028' } }),
+    new AppError('FORBIDDEN_SCOPE', { message: 'A message with "quotes", a \\ and a\nnewline.' }),
+  ];
+  for (const requestId of ['0193a0b4-1111-7000-8000-123456789abc', 'odd "id"\\ with\ncontrol', '']) {
+    for (const err of errors) {
+      const expected = JSON.stringify(errorBody({ id: requestId } as FastifyRequest, err.code, err.message, err.details));
+      assert.equal(refusalBody(requestId, err), expected);
+      assert.equal(refusalBody(requestId, err), expected, 'the cached pieces give the same text again');
+    }
+  }
+});
 
 test('redactUrl: values of key-like query parameters and any wask_ secret are replaced, the rest is kept', () => {
   const secret = `wask_${'x'.repeat(43)}`;

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase } from './support/harness.js';
-import { PUBLIC_ENDPOINTS } from './support/endpoints.js';
+import { PUBLIC_ENDPOINTS, prepareEndpoint } from './support/endpoints.js';
 import { seedKey, seedTenant } from './support/seed.js';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 
@@ -22,7 +22,8 @@ describeEachDatabase('shared route rules', (get) => {
     test(`${name}: success uses the envelope with code ${ep.code}, X-Request-Id and RateLimit headers`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: 5000 });
-      const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
+      const prepared = await prepareEndpoint(ctx, ep, t);
+      const res = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
       assert.equal(body.success, true);
@@ -91,8 +92,9 @@ describeEachDatabase('shared route rules', (get) => {
     test(`${name}: costs ${ep.points} usage points`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      const first = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
-      const second = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, body: ep.body });
+      const prepared = await prepareEndpoint(ctx, ep, t);
+      const first = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
+      const second = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
       const r1 = Number(first.headers['ratelimit-remaining']);
       const r2 = Number(second.headers['ratelimit-remaining']);
       assert.equal(r1 - r2, ep.points);

@@ -353,6 +353,32 @@ for (const name of names) {
       });
     });
 
+    test('usage meter pruning: minute counters older than an hour are deleted by the first flush and then every 10 minutes, never at random', async () => {
+      const ws = newId();
+      const m = meter(database.handle.db, false);
+      clock.set(at('2027-05-01T08:00:10.000Z'));
+      await m.charge(ws, 3, LIMITS);
+      await m.flush(); // the meter's first flush prunes (nothing of ws is old yet)
+      clock.set(at('2027-05-01T09:05:00.000Z'));
+      await m.charge(ws, 1, LIMITS);
+      await m.flush(); // 08:00 is now over an hour old and the last prune 65 minutes ago
+      const rows = await persisted(database.handle.db, ws);
+      assert.deepEqual(rows, { 'minute@2027-05-01T09:05:00.000Z': 1, 'month@2027-05-01T00:00:00.000Z': 4 }, 'the old minute row is gone, the month row stays');
+      clock.set(at('2027-05-01T10:06:00.000Z'));
+      await m.charge(ws, 1, LIMITS);
+      await m.flush(); // due again (over 10 minutes since the last prune)
+      assert.equal((await persisted(database.handle.db, ws))['minute@2027-05-01T09:05:00.000Z'], undefined);
+      // Within 10 minutes of a prune nothing is deleted, however many flushes run (so a test
+      // that compares tables around flushes never sees a random delete).
+      await database.handle.db.insertInto('usage_counters').values({ workspace_id: ws, window_kind: 'minute', window_start_ms: at('2027-05-01T08:30:00.000Z'), used: 9 }).execute();
+      clock.set(at('2027-05-01T10:15:00.000Z'));
+      for (let i = 0; i < 200; i++) await m.flush();
+      assert.equal((await persisted(database.handle.db, ws))['minute@2027-05-01T08:30:00.000Z'], 9);
+      clock.set(at('2027-05-01T10:16:00.000Z'));
+      await m.flush();
+      assert.equal((await persisted(database.handle.db, ws))['minute@2027-05-01T08:30:00.000Z'], undefined, 'pruned when due');
+    });
+
     test('usage meter eviction: an idle workspace is dropped only once written, and reloads its count from the database', async () => {
       const ws = newId();
       clock.set(at('2027-04-01T10:00:00.000Z'));

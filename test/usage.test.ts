@@ -14,7 +14,7 @@ import { grantCredits } from '../src/modules/billing/service.js';
 import * as billing from '../src/modules/billing/store.js';
 import { resolveLimits } from '../src/modules/usage/plans.js';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
-import { PUBLIC_ENDPOINTS } from './support/endpoints.js';
+import { prepareEndpoint, PUBLIC_ENDPOINTS } from './support/endpoints.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from './support/seed.js';
 
@@ -71,6 +71,11 @@ const SPEC_WEIGHTS: Record<string, number> = {
   'GET /v1/events': 2,
   'GET /v1/webhooks': 2,
   'POST /v1/webhooks': 5,
+  'POST /v1/webhooks/:webhookId/update': 5,
+  'POST /v1/webhooks/:webhookId/revoke': 2,
+  'POST /v1/webhooks/:webhookId/rotate': 5,
+  'GET /v1/webhooks/:webhookId/deliveries': 2,
+  'POST /v1/webhooks/:webhookId/deliveries/:deliveryId/replay': 10,
 };
 
 describeEachDatabase('usage points', (get) => {
@@ -81,8 +86,9 @@ describeEachDatabase('usage points', (get) => {
     let expected = 0;
     for (const ep of PUBLIC_ENDPOINTS) assert.equal(ep.points, SPEC_WEIGHTS[`${ep.method} ${ep.url}`], `${ep.method} ${ep.url}: spec weight`);
     for (const ep of PUBLIC_ENDPOINTS.filter((e) => e.method === 'GET')) {
+      const { url } = await prepareEndpoint(ctx, ep, t); // a setup may seed resources, never through the API
       const before = await used(ctx, t);
-      assertStatus(await getAs(ctx, t.secret, t.workspace.id, ep.url), 200);
+      assertStatus(await getAs(ctx, t.secret, t.workspace.id, url), 200);
       const after = await used(ctx, t);
       assert.equal(after.minute - before.minute, ep.points, `${ep.url} charges ${ep.points}`);
       assert.equal(after.month - before.month, ep.points);
@@ -249,6 +255,36 @@ describeEachDatabase('usage points', (get) => {
     assert.equal(month429.json().details.limit, 'POINTS_MONTH');
     assert.deepEqual(rateHeaders(month429), { limit: 10, remaining: 8, reset: 60 });
     assert.equal(Number(month429.headers['retry-after']), (at('2027-01-01T00:00:00.000Z') - ctx.clock.now()) / 1000);
+  });
+
+  test('RateLimit headers on 403 refusals of an authenticated key for a workspace it may use (FORBIDDEN_SCOPE); none where no such workspace is established', async () => {
+    const ctx = get();
+    ctx.clock.set(at('2026-12-01T03:00:15.000Z'));
+    const t = await seedTenant(ctx.deps, { plan: 'free', key: { scopes: ['usage:read'] } });
+    assertStatus(await getAs(ctx, t.secret, t.workspace.id, '/v1/usage'), 200);
+    const scope = await getAs(ctx, t.secret, t.workspace.id, '/v1/balance');
+    assertStatus(scope, 403, 'FORBIDDEN_SCOPE');
+    assert.deepEqual(rateHeaders(scope), { limit: 240, remaining: 239, reset: 45 }, 'the refusal charged nothing');
+    // A workspace the key does not include: there is no window the caller may see.
+    const other = await createWorkspace(ctx.deps, { name: 'Other', plan: 'pro', ownerUserId: t.user.id });
+    const forbidden = await getAs(ctx, t.secret, other.id, '/v1/usage');
+    assertStatus(forbidden, 403, 'FORBIDDEN_WORKSPACE');
+    assert.equal(forbidden.headers['ratelimit-limit'], undefined);
+    assert.equal((await getAs(ctx, 'wask_' + 'A'.repeat(43), t.workspace.id, '/v1/usage')).headers['ratelimit-limit'], undefined, '401 has none');
+  });
+
+  test('RateLimit-Remaining after a run includes the points the run service charged (routes whose points depend on the operation)', async () => {
+    const ctx = get();
+    ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
+    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 100_000 });
+    const body = { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 50 } };
+    const res = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body, headers: { 'idempotency-key': 'rl-1' } });
+    assertStatus(res, 200);
+    assert.deepEqual(rateHeaders(res), { limit: 3_600, remaining: 3_600 - 10, reset: 50 }, 'chat.generate costs 10 points');
+    const replay = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body, headers: { 'idempotency-key': 'rl-1' } });
+    assertStatus(replay, 200);
+    assert.equal(rateHeaders(replay).remaining, 3_600 - 11, 'an idempotent replay costs 1 point');
+    assert.equal((await used(ctx, t)).minute, 11);
   });
 });
 

@@ -9,6 +9,7 @@ import { createKey, revokeKey } from '../modules/auth/keys.js';
 import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { grantCredits } from '../modules/billing/service.js';
 import { addDomain, removeDomain, verifyDomain } from '../modules/domains/service.js';
+import { listWorkspaceNotifications } from '../modules/notifications/service.js';
 import { setProviderKey } from '../modules/provider-keys/service.js';
 import { OPERATION_IDS } from '../operations/ids.js';
 import { budgets, checked, csv, int, limits, single, UsageError, type OptionName, type Values } from './cli-input.js';
@@ -163,6 +164,16 @@ export const COMMANDS: Record<string, Command<unknown>> = {
       body: checked(S.ProviderKeyBody, { provider: v.provider, apiKey: v['api-key'] }, { provider: '--provider', apiKey: '--api-key' }),
     }),
     run: async (deps, { params, body }) => ({ providerKey: P.presentProviderKey(await setProviderKey(deps, params.id, body)) }),
+  }),
+
+  'notifications list': command({
+    options: ['workspace'],
+    parse: (v) => checked(S.IdParams, { id: single(v.workspace, '--workspace') }, WORKSPACE),
+    run: async (deps, params) => {
+      // The newest 100 (a notification is capped at one per webhook per day, so that is weeks).
+      const page = await listWorkspaceNotifications(deps, params.id, { limit: 100 });
+      return { items: page.items.map(P.presentNotification) };
+    },
   }),
 
   'keys create': command({

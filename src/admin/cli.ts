@@ -31,6 +31,7 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   domains add|remove --workspace ID --hostname H
   domains verify --workspace ID --hostname H --method dns|http|operator
   provider-keys set --workspace ID --provider NAME --api-key KEY
+  notifications list --workspace ID    capped account notifications (failing webhooks), newest first
   keys create --user USER_ID --workspace ID... [--scopes all|a,b] [--operations all|a,b] [--transports rest,mcp]
               [--expires ISO] [--ip-range CIDR]... [--budget daily|weekly|monthly=MILLICENTS]...
   keys revoke --key KEY_ID

@@ -4,6 +4,7 @@ import type { Organization, User, Workspace } from '../modules/accounts/types.js
 import type { ApiKey } from '../modules/auth/types.js';
 import type { Allocation } from '../modules/billing/store.js';
 import type { Domain } from '../modules/domains/store.js';
+import type { Notification } from '../modules/notifications/store.js';
 import type { ProviderKeyInfo } from '../modules/provider-keys/service.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 
@@ -56,6 +57,15 @@ export const presentKey = (k: ApiKey) => ({
   budgets: k.budgets,
   createdAt: toIso(k.createdAt),
   revokedAt: toIso(k.revokedAt),
+});
+export const presentNotification = (n: Notification) => ({
+  id: n.id,
+  workspaceId: n.workspaceId,
+  kind: n.kind,
+  webhookId: n.subjectId,
+  message: n.message,
+  createdAt: toIso(n.createdAt),
+  details: n.details,
 });
 
 /** ISO timestamp (or null/undefined) from a request into epoch ms. */

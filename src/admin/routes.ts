@@ -10,6 +10,7 @@ import * as accounts from '../modules/accounts/service.js';
 import { createKey, revokeKey } from '../modules/auth/keys.js';
 import { grantCredits } from '../modules/billing/service.js';
 import { addDomain, removeDomain, verifyDomain } from '../modules/domains/service.js';
+import { listWorkspaceNotifications } from '../modules/notifications/service.js';
 import { setProviderKey } from '../modules/provider-keys/service.js';
 import * as S from './schemas.js';
 import * as P from './present.js';
@@ -84,6 +85,23 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
   post('/admin/v1/workspaces/:id/provider-keys', 'ADMIN_PROVIDER_KEYS_SET', 'Provider key stored.', { params: S.IdParams, body: S.ProviderKeyBody, response: Type.Object({ providerKey: S.ProviderKeySchema }) }, async (r) => ({
     providerKey: P.presentProviderKey(await setProviderKey(deps, r.params.id, r.body)),
   }));
+
+  app.get<{ Params: Static<typeof S.IdParams>; Querystring: Static<typeof S.NotificationsQuery> }>(
+    '/admin/v1/workspaces/:id/notifications',
+    {
+      schema: {
+        hide: true,
+        params: S.IdParams,
+        querystring: S.NotificationsQuery,
+        response: { 200: envelopeSchema(Type.Object({ items: Type.Array(S.NotificationSchema), nextCursor: Type.Union([Type.String(), Type.Null()]) })) },
+      },
+      config: { meta: { code: 'ADMIN_NOTIFICATIONS_LIST', message: 'Notifications listed, newest first.', auth: 'admin' } },
+    },
+    async (request) => {
+      const page = await listWorkspaceNotifications(deps, request.params.id, { limit: request.query.limit ?? 50, cursor: request.query.cursor });
+      return ok(request, { items: page.items.map(P.presentNotification), nextCursor: page.nextCursor });
+    },
+  );
 
   post('/admin/v1/keys', 'ADMIN_KEYS_CREATE', 'API key created; the secret is shown once.', { body: S.CreateKeyBody, response: Type.Object({ key: S.KeySchema, secret: Type.String() }) }, async (r) => {
     const { key, secret } = await createKey(deps, { ...r.body, expiresAt: P.parseTimestamp(r.body.expiresAt) ?? null });

@@ -160,3 +160,21 @@ export const KeySchema = Type.Object({
   createdAt: Timestamp,
   revokedAt: NullableTimestamp,
 });
+
+/** GET /admin/v1/workspaces/{id}/notifications: a bounded page, newest first. */
+export const NotificationsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  strict,
+);
+export const NotificationSchema = Type.Object({
+  id: Uuid,
+  workspaceId: Uuid,
+  kind: Type.String(),
+  webhookId: Uuid,
+  message: Type.String(),
+  createdAt: Timestamp,
+  details: Type.Object({}, { additionalProperties: true }),
+});

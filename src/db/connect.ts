@@ -28,6 +28,8 @@ export interface Capabilities {
 export interface DatabaseHandle {
   db: Kysely<Database>;
   caps: Capabilities;
+  /** The URL the database was opened with (a LISTEN connection of its own needs it). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,13 @@ export interface DatabaseHandle {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
-export async function openDatabase(url: string, options: { poolMax?: number } = {}): Promise<DatabaseHandle> {
+export interface OpenOptions {
+  poolMax?: number;
+  /** PGlite only: start from this data directory dump (`dumpDataDir()`) instead of an empty cluster. */
+  pgliteDataDump?: Blob;
+}
+
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
@@ -44,10 +52,11 @@ export async function openDatabase(url: string, options: { poolMax?: number } = 
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return {
       db,
       caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false },
+      url,
       close: () => db.destroy(),
     };
   }
@@ -57,13 +66,14 @@ export async function openDatabase(url: string, options: { poolMax?: number } = 
       import('kysely-pglite-dialect'),
     ]);
     const dir = url.slice('pglite:'.length);
-    const client = dir ? new PGlite(dir) : new PGlite();
+    const client = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.pgliteDataDump ? { loadDataDir: options.pgliteDataDump } : {}) });
     await client.waitReady;
     const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
     return {
       db,
       // PGlite is one connection inside this process: it is the single writer.
       caps: { dialect: 'postgres', singleWriter: true, skipLocked: true },
+      url,
       close: () => db.destroy(),
     };
   }
@@ -76,10 +86,34 @@ export async function openDatabase(url: string, options: { poolMax?: number } = 
     return {
       db,
       caps: { dialect: 'postgres', singleWriter: false, skipLocked: true },
+      url,
       close: () => db.destroy(),
     };
   }
   throw new Error(`unsupported database URL: ${url}`);
+}
+
+/**
+ * Kysely prepares every statement anew; compiling the SQL cost about a third of a request on
+ * the job paths. Prepared statements are kept by SQL text (a bounded, least recently used set).
+ * Safe because Kysely runs one statement at a time on this single connection.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database, max = 1000) {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let stmt = statements.get(text);
+      if (stmt) {
+        statements.delete(text);
+      } else {
+        stmt = sqlite.prepare(text);
+        if (statements.size >= max) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(text, stmt);
+      return stmt;
+    },
+  };
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

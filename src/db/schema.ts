@@ -72,6 +72,8 @@ export interface CreditAllocationsTable {
   expires_at_ms: number | null;
   provenance: string;
   created_at_ms: number;
+  /** When the expiry was processed; what remains afterwards backs holds admitted before expiry. */
+  expiry_settled_at_ms: Generated<number | null>;
 }
 
 export interface CreditTransactionsTable {
@@ -198,6 +200,8 @@ export interface EventsTable {
   type: string;
   data_json: string;
   created_at_ms: number;
+  /** PostgreSQL only (xid8, set by the database): the writing transaction, the feed's position. */
+  tx_id: Generated<string>;
 }
 
 /** A media item of a workspace; the bytes are in the blob store under `storage_key`. */
@@ -278,6 +282,14 @@ export interface StreamSlotsTable {
   expires_at_ms: number;
 }
 
+/** Waiting and running jobs and open holds of a workspace, kept by triggers (migration 0006; SQLite only). */
+export interface WorkspaceTotalsTable {
+  workspace_id: string;
+  pending_jobs: number;
+  processing_jobs: number;
+  open_hold_mc: number;
+}
+
 export interface Database {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -301,6 +313,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   notifications: NotificationsTable;
   stream_slots: StreamSlotsTable;
+  workspace_totals: WorkspaceTotalsTable;
 }
 
 export type Row<T extends keyof Database> = Selectable<Database[T]>;

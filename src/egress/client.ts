@@ -177,6 +177,20 @@ export function createEgress(options: EgressOptions): Egress {
   const allow = compileAllowList(options.allowCidrs);
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const lookup = pinnedLookup(allow);
+  /**
+   * Start URLs already parsed and checked (a pure function of the string and the policy): the
+   * same destinations come back for every webhook delivery. Bounded; entries are never mutated.
+   */
+  const checkedUrls = new Map<string, URL>();
+  const checkStartUrl = (input: string): URL => {
+    let url = checkedUrls.get(input);
+    if (!url) {
+      url = checkUrl(input, undefined, allow);
+      if (checkedUrls.size >= 1000) checkedUrls.clear();
+      checkedUrls.set(input, url);
+    }
+    return url;
+  };
   /** One keep-alive Agent per connect timeout in use (normally exactly one). */
   const agents = new Map<number, Agent>();
   let closed = false;
@@ -194,7 +208,7 @@ export function createEgress(options: EgressOptions): Egress {
     const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
     const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
     const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS));
-    let url = checkUrl(startUrl, undefined, allow);
+    let url = checkStartUrl(startUrl);
     let method: Method = init.method ?? 'GET';
     let body = init.body;
     const headers = buildHeaders(init.headers, userAgent);
@@ -227,6 +241,13 @@ export function createEgress(options: EgressOptions): Egress {
         continue;
       }
 
+      if (init.discardBody) {
+        // Drained, not decoded: nothing is buffered, and the socket goes back to the pool when the
+        // body was short (undici destroys it when the limit is exceeded).
+        // (The request's signal also covers its body: an abort or the deadline stops the drain.)
+        await res.body.dump({ limit: maxBytes }).catch(() => undefined);
+        return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), url: url.href };
+      }
       try {
         checkDeclaredLength(res.headers['content-length'], maxBytes);
         const bodyless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;

@@ -15,6 +15,12 @@ export interface EgressRequest {
   /** Redirects followed, each re-checked (default 5). 0: a 3xx is returned as the response, never followed. */
   maxRedirects?: number;
   signal?: AbortSignal;
+  /**
+   * The caller needs only the status and headers (webhook deliveries): the body is drained up to
+   * `maxBytes` so the kept-alive connection can be reused (or the connection is dropped when the
+   * body is longer) and an empty body is returned; a long body is not an error then.
+   */
+  discardBody?: boolean;
 }
 
 export interface EgressResponse {

@@ -28,6 +28,7 @@ export interface Envelope<T> {
 
 /** Wraps `data` in the envelope, with the route's declared code and message. */
 export function ok<T>(request: FastifyRequest, data: T): Envelope<T> {
-  const meta = request.routeOptions.config.meta;
+  // routeMeta is set by the auth hook; routeOptions builds a new object on every access.
+  const meta = request.routeMeta ?? request.routeOptions.config.meta;
   return { success: true, code: meta?.code ?? 'OK', message: meta?.message ?? 'OK', data };
 }

@@ -47,19 +47,27 @@ function customMetric(name: string, help: string, type: 'counter' | 'histogram',
   } as unknown as Metric;
 }
 
+/** The series of one method and route: a counter per status, one duration histogram. */
+interface RouteSeries {
+  statuses: Map<number, CounterSeries>;
+  durations: HistogramSeries;
+}
+
 export function createMetrics(options: { processMetrics: boolean }): Metrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
-  const requests = new Map<string, CounterSeries>();
-  const durations = new Map<string, HistogramSeries>();
+  // route → method → series: nested maps keyed by strings that are the same objects on every
+  // request (route patterns, method names), so nothing is concatenated or hashed anew.
+  const routes = new Map<string, Map<string, RouteSeries>>();
+  const allSeries = () => [...routes.values()].flatMap((byMethod) => [...byMethod.values()]);
 
   registry.registerMetric(
     customMetric(
       'http_requests_total',
       'HTTP requests answered, by route pattern and status.',
       'counter',
-      () => [...requests.values()].map((s) => ({ labels: s.labels, value: s.value })),
-      () => requests.clear(),
+      () => allSeries().flatMap((r) => [...r.statuses.values()].map((s) => ({ labels: s.labels, value: s.value }))),
+      () => routes.clear(),
     ),
   );
   registry.registerMetric(
@@ -68,7 +76,7 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
       'Time to answer HTTP requests, by route pattern.',
       'histogram',
       () =>
-        [...durations.values()].flatMap((s) => {
+        allSeries().flatMap(({ durations: s }) => {
           let cumulative = 0;
           const out: MetricValue[] = DURATION_BUCKETS_S.map((le, i) => {
             cumulative += s.buckets[i]!;
@@ -79,28 +87,32 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
           out.push({ labels: s.labels, value: s.count, metricName: 'http_request_duration_seconds_count' });
           return out;
         }),
-      () => durations.clear(),
+      () => routes.clear(),
     ),
   );
 
   return {
     registry,
     observeRequest(method, route, status, seconds) {
-      const key = `${method} ${route}`;
-      const counterKey = `${key} ${status}`;
-      const counter = requests.get(counterKey);
-      if (counter) counter.value++;
-      else requests.set(counterKey, { labels: { method, route, status: String(status) }, value: 1 });
-      let series = durations.get(key);
+      let byMethod = routes.get(route);
+      if (!byMethod) routes.set(route, (byMethod = new Map()));
+      let series = byMethod.get(method);
       if (!series) {
-        series = { labels: { method, route }, buckets: new Array<number>(DURATION_BUCKETS_S.length).fill(0), sum: 0, count: 0 };
-        durations.set(key, series);
+        series = {
+          statuses: new Map(),
+          durations: { labels: { method, route }, buckets: new Array<number>(DURATION_BUCKETS_S.length).fill(0), sum: 0, count: 0 },
+        };
+        byMethod.set(method, series);
       }
+      const counter = series.statuses.get(status);
+      if (counter) counter.value++;
+      else series.statuses.set(status, { labels: { method, route, status: String(status) }, value: 1 });
+      const h = series.durations;
       let i = 0;
       while (i < DURATION_BUCKETS_S.length && seconds > DURATION_BUCKETS_S[i]!) i++;
-      if (i < DURATION_BUCKETS_S.length) series.buckets[i]!++;
-      series.sum += seconds;
-      series.count++;
+      if (i < DURATION_BUCKETS_S.length) h.buckets[i]!++;
+      h.sum += seconds;
+      h.count++;
     },
   };
 }

@@ -2,9 +2,14 @@
  * Small crypto helpers. Every secret the service derives comes from SECRET_KEY through HKDF with a
  * purpose label, so one leaked derived key never reveals another.
  */
+import * as crypto from 'node:crypto';
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** One-shot `crypto.hash` (Node >= 20.12) is about three times cheaper than a Hash object. */
+const oneShotHash = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex') => string }).hash;
+
 export function sha256Hex(data: string | Buffer): string {
+  if (oneShotHash) return oneShotHash('sha256', data, 'hex');
   return createHash('sha256').update(data).digest('hex');
 }
 

@@ -5,23 +5,30 @@
  * several workers never run the same job or exceed a limit together; on SQLite the write
  * transaction already serialises claims.
  */
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { lockForUpdate } from '../db/locking.js';
 import type { Workspace } from '../modules/accounts/types.js';
 import { findWorkspace } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
-import type { JobRow } from '../modules/jobs/store.js';
+import { activeCounts, type JobRow } from '../modules/jobs/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
+import { inTransaction } from './group-commit.js';
 
 export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   if (max <= 0) return [];
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps, async (trx) => {
     let q = trx
       .selectFrom('jobs')
       .selectAll()
-      .where('status', '=', 'pending')
+      // Statuses as literals: a partial index (where status = 'pending') is only usable when the
+      // query names the value, not a bound parameter (SQLite cannot prove `? = 'pending'`).
+      .where('status', '=', sql.lit('pending'))
       .where('run_after_ms', '<=', now)
+      // The order of jobs_pending_idx (run_after_ms, id): the scan stops after the first rows
+      // instead of sorting every runnable job on each claim (a deep queue made that O(n log n)).
+      .orderBy('run_after_ms')
       .orderBy('id')
       .limit(max * 4);
     if (deps.caps.skipLocked) q = q.forUpdate().skipLocked();
@@ -34,13 +41,8 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
       if (free === undefined) {
         await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', job.workspace_id)).execute();
         const ws = (await findWorkspace(trx, job.workspace_id)) as Workspace;
-        const running = await trx
-          .selectFrom('jobs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('workspace_id', '=', job.workspace_id)
-          .where('status', '=', 'processing')
-          .executeTakeFirstOrThrow();
-        free = resolveLimits(ws).runningJobs - Number(running.n);
+        const { processing } = await activeCounts(trx, job.workspace_id);
+        free = resolveLimits(ws).runningJobs - processing;
       }
       if (free <= 0) {
         room.set(job.workspace_id, 0);

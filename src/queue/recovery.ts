@@ -3,6 +3,7 @@
  * to pending with a new lease token (the old worker is fenced out) and resumes from its last
  * checkpoint; after MAX_RECOVERIES it fails with WORKER_LOST, charging only committed steps.
  */
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { changeJob, finishJob, readCheckpoint } from '../modules/jobs/lifecycle.js';
 
@@ -13,7 +14,7 @@ export async function recoverExpiredLeases(deps: Deps, limit = 50): Promise<numb
   const expired = await deps.db
     .selectFrom('jobs')
     .selectAll()
-    .where('status', '=', 'processing')
+    .where('status', '=', sql.lit('processing')) // literal: lets the partial jobs_processing_idx serve it
     .where('lease_expires_at_ms', '<', now)
     .orderBy('lease_expires_at_ms')
     .limit(limit)

@@ -1,7 +1,9 @@
 /**
  * Periodic housekeeping run by worker processes (ROLE worker or all): expiring credit
- * allocations. Each pass is idempotent and safe to run in several processes at once (the
- * expiry itself is one transaction per workspace that re-reads what is due).
+ * allocations that became due (except what open holds admitted before the expiry still need;
+ * that part expires when those holds settle: billing/expiry.ts). Each pass is idempotent and
+ * safe to run in several processes at once (the expiry itself is one transaction per workspace,
+ * under its lock, that re-reads what is due).
  */
 import type { Deps } from '../deps.js';
 import { sweepExpirations } from '../modules/billing/service.js';

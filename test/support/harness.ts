@@ -4,6 +4,7 @@
  * `listen()` where a real socket matters).
  */
 import { after, before, describe } from 'node:test';
+import { lookup } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,8 @@ export interface TestContext {
   dataDir: string;
   /** Fake DNS TXT records for domain verification. */
   txtRecords: Map<string, string[][]>;
+  /** Fake address records (webhook destination checks); other names resolve for real. */
+  hostAddresses: Map<string, string[]>;
 }
 
 export interface HarnessOptions {
@@ -53,12 +56,14 @@ export async function createTestContext(dbName: TestDatabaseName, options: Harne
   const config = testConfig(dataDir, options.env);
   const clock = new FakeClock(options.now ?? Date.UTC(2026, 10, 18, 12, 0, 0));
   const txtRecords = new Map<string, string[][]>();
+  const hostAddresses = new Map<string, string[]>();
   const net: NetLookups = {
     resolveTxt: async (name) => {
       const records = txtRecords.get(name);
       if (!records) throw Object.assign(new Error(`queryTxt ENOTFOUND ${name}`), { code: 'ENOTFOUND' });
       return records;
     },
+    lookupAddresses: async (hostname) => hostAddresses.get(hostname) ?? (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address),
   };
   const deps = await createDeps({
     config,
@@ -71,7 +76,7 @@ export async function createTestContext(dbName: TestDatabaseName, options: Harne
   });
   const app = await buildApp(deps);
   await app.ready();
-  return { dbName, database, deps, app, clock, config, dataDir, txtRecords };
+  return { dbName, database, deps, app, clock, config, dataDir, txtRecords, hostAddresses };
 }
 
 export async function disposeTestContext(ctx: TestContext): Promise<void> {

@@ -17,5 +17,13 @@ export async function assertLedgerInvariants(deps: Deps, workspaceId: string): P
   assert.equal(ledger, Number(remaining?.total ?? 0), 'ledger sum equals remaining credits of all allocations');
   const total = await store.sumLiveRemaining(deps.db, workspaceId, deps.clock.now());
   const reserved = await store.sumOpenHolds(deps.db, workspaceId);
+  // sumOpenHolds reads the trigger-kept total (migration 0006): it must equal the rows.
+  const open = await deps.db
+    .selectFrom('credit_holds')
+    .select((eb) => eb.fn.sum<number>('amount_mc').as('total'))
+    .where('workspace_id', '=', workspaceId)
+    .where('released_at_ms', 'is', null)
+    .executeTakeFirst();
+  assert.equal(reserved, Number(open?.total ?? 0), 'reserved equals the sum of open holds');
   assert.ok(total - reserved >= 0, `spendable ${total - reserved} is not negative`);
 }

@@ -7,7 +7,7 @@
  * Stream slots are rows so that every API process of a deployment counts the same open streams;
  * a slot whose heartbeat stopped (crashed process) stops counting after `expires_at_ms`.
  */
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -78,4 +78,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at_ms', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('stream_slots_ws_idx').on('stream_slots').columns(['workspace_id', 'expires_at_ms']).execute();
+
+  // PostgreSQL only: the event feed's commit-safe position, the id of the writing transaction
+  // (src/modules/events/feed-store.ts). SQLite commits one transaction at a time and needs none.
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`alter table events add column tx_id xid8 not null default pg_current_xact_id()`.execute(db);
+    await sql`create index events_feed_idx on events (workspace_id, tx_id, id)`.execute(db);
+  }
 }

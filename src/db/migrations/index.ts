@@ -4,10 +4,14 @@ import * as core from './0001-core.js';
 import * as jobs from './0002-jobs.js';
 import * as media from './0003-media.js';
 import * as webhooks from './0004-webhooks.js';
+import * as creditExpiry from './0005-credit-expiry.js';
+import * as workspaceTotals from './0006-workspace-totals.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
   '0002-jobs': jobs,
   '0003-media': media,
   '0004-webhooks': webhooks,
+  '0005-credit-expiry': creditExpiry,
+  '0006-workspace-totals': workspaceTotals,
 };

@@ -9,6 +9,11 @@
  * holds only the secret must not be able to lock the owner out by suspending the key. For the
  * same reason the IP range is checked before the suspension, so such a caller never learns
  * whether or until when the key is suspended.
+ *
+ * The request path uses checkPresentedKey and checkAuthorization: they return the refusal as a
+ * value instead of throwing it, and answer synchronously when key, workspace and role are in the
+ * auth cache (a promise only when the database must be read). authenticateKey and authorize are
+ * the throwing, always-async forms of the same checks.
  */
 import type { Deps } from '../../deps.js';
 import { AppError, AUTHORIZATION_FAILURE_CODES } from '../../http/errors.js';
@@ -45,14 +50,21 @@ export function hashSecret(secret: string): string {
   return sha256Hex(secret);
 }
 
-/** Finds the key a bearer secret belongs to (cached), or undefined. Constant-time hash check. */
-export async function resolveKey(deps: Deps, secret: string): Promise<ApiKey | undefined> {
-  if (!SECRET_RE.test(secret)) return undefined;
-  const hash = hashSecret(secret);
+/** A value now, or a promise of it when something had to be read from the database first. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Refusals shared by every request that gets them (AppError is immutable). */
+const UNAUTHENTICATED = new AppError('UNAUTHENTICATED');
+const KEY_IN_QUERY = new AppError('UNAUTHENTICATED', { message: 'API keys must not be sent in the query string; use the Authorization header.' });
+const KEY_EXPIRED = new AppError('UNAUTHENTICATED', { message: 'The API key has expired.' });
+const FORBIDDEN_IP = new AppError('FORBIDDEN_IP');
+const FORBIDDEN_TRANSPORT = new AppError('FORBIDDEN_TRANSPORT');
+const FORBIDDEN_WORKSPACE = new AppError('FORBIDDEN_WORKSPACE');
+const FORBIDDEN_SCOPE = new AppError('FORBIDDEN_SCOPE');
+const BAD_WORKSPACE_HEADER = new AppError('INVALID_REQUEST', { message: 'The X-Service-Workspace header must hold one workspace UUID.' });
+
+async function loadKey(deps: Deps, hash: string): Promise<ApiKey | undefined> {
   const cache = deps.authCache;
-  const hit = cache.keys.get(hash);
-  if (hit) return hit;
-  if (cache.unknownKeys.has(hash)) return undefined;
   const generation = cache.generation;
   const found = await store.findKeyByHash(deps.db, hash);
   // Index lookups compare in variable time; confirm the match in constant time.
@@ -65,18 +77,36 @@ export async function resolveKey(deps: Deps, secret: string): Promise<ApiKey | u
   return key;
 }
 
-async function cachedWorkspace(deps: Deps, id: string): Promise<Workspace | undefined> {
-  const ws = await deps.authCache.load(deps.authCache.workspaces, id, async () => (await accounts.findWorkspace(deps.db, id)) ?? null);
-  return ws ?? undefined;
+/**
+ * The key a bearer secret belongs to, or undefined: from the cache when it is there (no await on
+ * the hot path), else a promise of the database read.
+ */
+export function findKeyBySecret(deps: Deps, secret: string): MaybePromise<ApiKey | undefined> {
+  if (!SECRET_RE.test(secret)) return undefined;
+  const hash = hashSecret(secret);
+  const cache = deps.authCache;
+  const hit = cache.keys.get(hash);
+  if (hit) return hit;
+  if (cache.unknownKeys.has(hash)) return undefined;
+  return loadKey(deps, hash);
 }
 
-async function cachedRole(deps: Deps, organizationId: string, userId: string): Promise<MemberRole | undefined> {
-  const role = await deps.authCache.load(
-    deps.authCache.roles,
-    `${organizationId}:${userId}`,
-    async () => (await accounts.findMemberRole(deps.db, organizationId, userId)) ?? null,
-  );
-  return role ?? undefined;
+/** Finds the key a bearer secret belongs to (cached), or undefined. Constant-time hash check. */
+export async function resolveKey(deps: Deps, secret: string): Promise<ApiKey | undefined> {
+  return findKeyBySecret(deps, secret);
+}
+
+function cachedWorkspace(deps: Deps, id: string): MaybePromise<Workspace | null> {
+  const hit = deps.authCache.workspaces.get(id);
+  if (hit !== undefined) return hit;
+  return deps.authCache.load(deps.authCache.workspaces, id, async () => (await accounts.findWorkspace(deps.db, id)) ?? null);
+}
+
+function cachedRole(deps: Deps, organizationId: string, userId: string): MaybePromise<MemberRole | null> {
+  const cacheKey = `${organizationId}:${userId}`;
+  const hit = deps.authCache.roles.get(cacheKey);
+  if (hit !== undefined) return hit;
+  return deps.authCache.load(deps.authCache.roles, cacheKey, async () => (await accounts.findMemberRole(deps.db, organizationId, userId)) ?? null);
 }
 
 /**
@@ -96,50 +126,110 @@ export function queryCarriesKey(query: Iterable<readonly [string, string]>): boo
   return false;
 }
 
-/** The role a user holds over a workspace, if it lets them manage it (owner or admin). */
-export async function managingRole(deps: Deps, userId: string, ws: Workspace): Promise<'owner' | 'admin' | undefined> {
+function managingRoleOf(role: MemberRole | null): 'owner' | 'admin' | undefined {
+  return role === 'owner' || role === 'admin' ? role : undefined;
+}
+
+/** The role a user holds over a workspace, if it lets them manage it (owner or admin); cached. */
+export function managingRole(deps: Deps, userId: string, ws: Workspace): MaybePromise<'owner' | 'admin' | undefined> {
   if (ws.ownerUserId !== null) return ws.ownerUserId === userId ? 'owner' : undefined;
   if (ws.organizationId === null) return undefined;
-  const role = await cachedRole(deps, ws.organizationId, userId);
-  return role === 'owner' || role === 'admin' ? role : undefined;
+  const role = cachedRole(deps, ws.organizationId, userId);
+  return role instanceof Promise ? role.then(managingRoleOf) : managingRoleOf(role);
+}
+
+const BEARER_RE = /^Bearer ([^\s]+)$/i;
+
+/** The secret of an `Authorization: Bearer …` header, or undefined when missing or malformed. */
+export function bearerSecret(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER_RE.exec(header.trim())?.[1];
+}
+
+function usableKey(deps: Deps, key: ApiKey | undefined): ApiKey | AppError {
+  if (!key || key.revokedAt !== null) return UNAUTHENTICATED;
+  if (key.expiresAt !== null && key.expiresAt <= deps.clock.now()) return KEY_EXPIRED;
+  return key;
+}
+
+/**
+ * The key a request presents, or the 401 to answer (anything wrong with the key itself). The
+ * refusal is returned, not thrown: refusing is the common answer under attack and must stay cheap.
+ */
+export function checkPresentedKey(deps: Deps, req: Pick<AuthRequest, 'authorization' | 'query'>): MaybePromise<ApiKey | AppError> {
+  if (queryCarriesKey(req.query)) return KEY_IN_QUERY;
+  const secret = bearerSecret(req.authorization);
+  if (secret === undefined) return UNAUTHENTICATED;
+  const found = findKeyBySecret(deps, secret);
+  return found instanceof Promise ? found.then((key) => usableKey(deps, key)) : usableKey(deps, found);
 }
 
 /** The key a request presents (401 for anything wrong with the key itself). */
 export async function authenticateKey(deps: Deps, req: Pick<AuthRequest, 'authorization' | 'query'>): Promise<ApiKey> {
-  if (queryCarriesKey(req.query)) {
-    throw new AppError('UNAUTHENTICATED', { message: 'API keys must not be sent in the query string; use the Authorization header.' });
+  const result = await checkPresentedKey(deps, req);
+  if (result instanceof AppError) throw result;
+  return result;
+}
+
+type AuthorizeRequest = Pick<AuthRequest, 'workspaceHeader' | 'scope' | 'transport' | 'ip'>;
+
+function withRole(key: ApiKey, req: AuthorizeRequest, workspace: Workspace, role: 'owner' | 'admin' | undefined): AuthContext | AppError {
+  if (!role) return FORBIDDEN_WORKSPACE;
+  if (req.scope && !key.scopes.includes(req.scope)) return FORBIDDEN_SCOPE;
+  return { key, workspace, role, transport: req.transport };
+}
+
+function withWorkspace(deps: Deps, key: ApiKey, req: AuthorizeRequest, workspace: Workspace | null): MaybePromise<AuthContext | AppError> {
+  if (!workspace) return FORBIDDEN_WORKSPACE;
+  const role = managingRole(deps, key.userId, workspace);
+  return role instanceof Promise ? role.then((r) => withRole(key, req, workspace, r)) : withRole(key, req, workspace, role);
+}
+
+/**
+ * Everything an authenticated key must satisfy for this request: IP, suspension, transport,
+ * workspace, scope. Returns the auth context or the refusal; synchronous when the workspace and
+ * role are cached.
+ */
+export function checkAuthorization(deps: Deps, key: ApiKey, req: AuthorizeRequest): MaybePromise<AuthContext | AppError> {
+  if (key.ipRanges.length > 0 && !addressAllowed(req.ip, key.ipRanges)) return FORBIDDEN_IP;
+  if (key.suspendedUntil !== null) {
+    const now = deps.clock.now();
+    if (key.suspendedUntil > now) {
+      return new AppError('KEY_SUSPENDED', {
+        retryAfter: secondsUntil(now, key.suspendedUntil),
+        details: { suspendedUntil: new Date(key.suspendedUntil).toISOString() },
+      });
+    }
   }
-  const header = req.authorization;
-  const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header.trim());
-  if (!match?.[1]) throw new AppError('UNAUTHENTICATED');
-  const key = await resolveKey(deps, match[1]);
-  if (!key || key.revokedAt !== null) throw new AppError('UNAUTHENTICATED');
-  if (key.expiresAt !== null && key.expiresAt <= deps.clock.now()) throw new AppError('UNAUTHENTICATED', { message: 'The API key has expired.' });
-  return key;
+  if (!key.transports.includes(req.transport)) return FORBIDDEN_TRANSPORT;
+  const workspaceId = workspaceIdOf(req.workspaceHeader);
+  if (workspaceId === undefined) return BAD_WORKSPACE_HEADER;
+  if (!key.workspaceIds.includes(workspaceId)) return FORBIDDEN_WORKSPACE;
+  const workspace = cachedWorkspace(deps, workspaceId);
+  return workspace instanceof Promise ? workspace.then((ws) => withWorkspace(deps, key, req, ws)) : withWorkspace(deps, key, req, workspace);
+}
+
+/** The workspace id of a well-formed X-Service-Workspace header (lower case), else undefined. */
+function workspaceIdOf(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' && isUuid(header) ? header.toLowerCase() : undefined;
 }
 
 /** Everything an authenticated key must satisfy for this request: IP, suspension, transport, workspace, scope. */
-export async function authorize(deps: Deps, key: ApiKey, req: Pick<AuthRequest, 'workspaceHeader' | 'scope' | 'transport' | 'ip'>): Promise<AuthContext> {
-  const now = deps.clock.now();
-  if (!addressAllowed(req.ip, key.ipRanges)) throw new AppError('FORBIDDEN_IP');
-  if (key.suspendedUntil !== null && key.suspendedUntil > now) {
-    throw new AppError('KEY_SUSPENDED', {
-      retryAfter: secondsUntil(now, key.suspendedUntil),
-      details: { suspendedUntil: new Date(key.suspendedUntil).toISOString() },
-    });
-  }
-  if (!key.transports.includes(req.transport)) throw new AppError('FORBIDDEN_TRANSPORT');
-  const header = req.workspaceHeader;
-  if (typeof header !== 'string' || !isUuid(header)) {
-    throw new AppError('INVALID_REQUEST', { message: 'The X-Service-Workspace header must hold one workspace UUID.' });
-  }
-  const workspaceId = header.toLowerCase();
-  if (!key.workspaceIds.includes(workspaceId)) throw new AppError('FORBIDDEN_WORKSPACE');
+export async function authorize(deps: Deps, key: ApiKey, req: AuthorizeRequest): Promise<AuthContext> {
+  const result = await checkAuthorization(deps, key, req);
+  if (result instanceof AppError) throw result;
+  return result;
+}
+
+/**
+ * The workspace a header names when the key may use it (included in the key, still managed by
+ * the key's owner), else undefined. For refusals of an authenticated key that still carry the
+ * workspace's RateLimit headers.
+ */
+export async function usableWorkspace(deps: Deps, key: ApiKey, header: string | string[] | undefined): Promise<Workspace | undefined> {
+  const workspaceId = workspaceIdOf(header);
+  if (workspaceId === undefined || !key.workspaceIds.includes(workspaceId)) return undefined;
   const workspace = await cachedWorkspace(deps, workspaceId);
-  const role = workspace && (await managingRole(deps, key.userId, workspace));
-  if (!workspace || !role) throw new AppError('FORBIDDEN_WORKSPACE');
-  if (req.scope && !key.scopes.includes(req.scope)) throw new AppError('FORBIDDEN_SCOPE');
-  return { key, workspace, role, transport: req.transport };
+  return workspace && (await managingRole(deps, key.userId, workspace)) ? workspace : undefined;
 }
 
 /** Failures that count towards suspension (FORBIDDEN_IP does not: see the file header). */

@@ -1,16 +1,16 @@
 /**
  * Credits: allocations (amount, remaining, expiry, provenance) and the append-only ledger.
  * Invariants: the sum of a workspace's ledger amounts equals the sum of remaining credits of its
- * allocations; expired allocations are zeroed with an `expiration` entry; balance total counts
- * only unexpired allocations; spendable = total − reserved.
+ * allocations; expired credits leave with an `expiration` entry (except what open holds admitted
+ * before the expiry still need: expiry.ts); balance total counts unexpired allocations and those
+ * kept parts; spendable = total − reserved.
  */
-import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { findWorkspace } from '../accounts/store.js';
+import { settleExpirations } from './expiry.js';
 import * as store from './store.js';
 import type { Allocation, LedgerEntry } from './store.js';
 
@@ -58,41 +58,8 @@ export async function grantCredits(deps: Deps, workspaceId: string, input: Grant
   return allocation;
 }
 
-/** Zeroes allocations that expired with credits left, each with an `expiration` ledger entry. */
-export async function expireAllocations(trx: Transaction<Database>, workspaceId: string, now: number): Promise<number> {
-  let expired = 0;
-  for (const a of await store.findExpiredWithRemaining(trx, workspaceId, now)) {
-    if (!(await store.zeroAllocation(trx, a.id, a.remainingMillicents))) continue;
-    await store.appendLedger(trx, {
-      id: newId(),
-      workspaceId,
-      type: 'expiration',
-      amountMillicents: -a.remainingMillicents,
-      allocationId: a.id,
-      keyId: null,
-      toolSlug: null,
-      jobId: null,
-      executionOrigin: null,
-      createdAt: now,
-    });
-    expired += a.remainingMillicents;
-  }
-  return expired;
-}
-
-/** Expires what is due in one workspace, in its own transaction (cheap when nothing is due). */
-export async function settleExpirations(deps: Deps, workspaceId: string): Promise<void> {
-  const now = deps.clock.now();
-  if ((await store.findExpiredWithRemaining(deps.db, workspaceId, now)).length === 0) return;
-  await deps.db.transaction().execute((trx) => expireAllocations(trx, workspaceId, now));
-}
-
-/** Sweeps expirations across workspaces (run by workers). */
-export async function sweepExpirations(deps: Deps, batch = 100): Promise<number> {
-  const ids = await store.findWorkspacesWithExpired(deps.db, deps.clock.now(), batch);
-  for (const id of ids) await settleExpirations(deps, id);
-  return ids.length;
-}
+// Expiry lives in expiry.ts; these are re-exported for the callers that know billing's service.
+export { expireAllocations, settleExpirations, sweepExpirations } from './expiry.js';
 
 export interface Balance {
   workspaceId: string;
@@ -104,8 +71,8 @@ export interface Balance {
 }
 
 export async function getBalance(deps: Deps, workspaceId: string, page: PageRequest): Promise<Balance> {
-  await settleExpirations(deps, workspaceId);
   const now = deps.clock.now();
+  await settleExpirations(deps, workspaceId, now);
   const [total, reserved, allocations] = await Promise.all([
     store.sumLiveRemaining(deps.db, workspaceId, now),
     store.sumOpenHolds(deps.db, workspaceId),

@@ -1,7 +1,12 @@
-/** The event outbox: events are rows written in the same transaction as the change they report. */
+/**
+ * The event outbox: events are rows written in the same transaction as the change they report,
+ * and so are their webhook deliveries (fan-out), so an event is never lost between being stored
+ * and being scheduled.
+ */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { fanOutEvent } from '../webhooks/fan-out.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -19,5 +24,6 @@ export interface StoredEvent {
 export async function insertEvent(db: Db, workspaceId: string, type: EventType, data: Record<string, unknown>, now: number): Promise<StoredEvent> {
   const event: StoredEvent = { id: newId(), workspaceId, type, data, createdAt: now };
   await db.insertInto('events').values({ id: event.id, workspace_id: workspaceId, type, data_json: JSON.stringify(data), created_at_ms: now }).execute();
+  await fanOutEvent(db, event, now);
   return event;
 }

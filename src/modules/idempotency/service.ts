@@ -5,11 +5,13 @@
  * returns exactly what the first request answered. A request that fails before any side effect
  * releases the claim, so the client may retry after fixing the cause (e.g. adding credits).
  */
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
+import { inWrite } from '../../queue/group-commit.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
@@ -51,28 +53,45 @@ function where(scope: IdempotencyScope) {
 /** Claims the key, or returns the stored response to replay; 409 on conflict or in-flight. */
 export async function claim(deps: Deps, scope: IdempotencyScope, hash: string): Promise<Claim> {
   const now = deps.clock.now();
+  return inWrite(deps, (db) => claimIn(db, scope, hash, now));
+}
+
+const claimQuery = prepared((db) =>
+  db
+    .insertInto('idempotency_keys')
+    .values({
+      key_id: arg(0),
+      workspace_id: arg(1),
+      idem_key: arg(2),
+      request_hash: arg(3),
+      state: 'in_flight',
+      status_code: null,
+      response_json: null,
+      created_at_ms: arg(4),
+      expires_at_ms: arg(5),
+    })
+    .onConflict((oc) => oc.columns(['key_id', 'workspace_id', 'idem_key']).doNothing())
+    .returning('key_id'),
+);
+
+const completeQuery = prepared((db) =>
+  db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', status_code: arg(0), response_json: arg(1) })
+    .where('key_id', '=', arg(2))
+    .where('workspace_id', '=', arg(3))
+    .where('idem_key', '=', arg(4))
+    .where('state', '=', 'in_flight'),
+);
+
+async function claimIn(trx: Kysely<Database>, scope: IdempotencyScope, hash: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await deps.db
-      .insertInto('idempotency_keys')
-      .values({
-        key_id: scope.keyId,
-        workspace_id: scope.workspaceId,
-        idem_key: scope.idemKey,
-        request_hash: hash,
-        state: 'in_flight',
-        status_code: null,
-        response_json: null,
-        created_at_ms: now,
-        expires_at_ms: now + IDEMPOTENCY_TTL_MS,
-      })
-      .onConflict((oc) => oc.columns(['key_id', 'workspace_id', 'idem_key']).doNothing())
-      .returning('key_id')
-      .executeTakeFirst();
+    const [inserted] = (await claimQuery(trx, scope.keyId, scope.workspaceId, scope.idemKey, hash, now, now + IDEMPOTENCY_TTL_MS)).rows;
     if (inserted) return { kind: 'new' };
-    const row = await where(scope)(deps.db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+    const row = await where(scope)(trx.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue;
     if (Number(row.expires_at_ms) <= now) {
-      await where(scope)(deps.db.deleteFrom('idempotency_keys')).where('expires_at_ms', '<=', now).execute();
+      await where(scope)(trx.deleteFrom('idempotency_keys')).where('expires_at_ms', '<=', now).execute();
       continue;
     }
     if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
@@ -84,14 +103,12 @@ export async function claim(deps: Deps, scope: IdempotencyScope, hash: string): 
 
 /** Stores the response, in the transaction that made the side effects it reports. */
 export async function complete(trx: Transaction<Database>, scope: IdempotencyScope, statusCode: number, body: unknown): Promise<void> {
-  await where(scope)(trx.updateTable('idempotency_keys').set({ state: 'done', status_code: statusCode, response_json: JSON.stringify(body) }))
-    .where('state', '=', 'in_flight')
-    .execute();
+  await completeQuery(trx, statusCode, JSON.stringify(body), scope.keyId, scope.workspaceId, scope.idemKey);
 }
 
 /** Gives the key back after a failure with no side effects. */
 export async function release(deps: Deps, scope: IdempotencyScope): Promise<void> {
-  await where(scope)(deps.db.deleteFrom('idempotency_keys')).where('state', '=', 'in_flight').execute();
+  await inWrite(deps, (db) => where(scope)(db.deleteFrom('idempotency_keys')).where('state', '=', 'in_flight').execute());
 }
 
 export async function purgeExpired(deps: Deps): Promise<void> {

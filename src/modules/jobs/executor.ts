@@ -11,6 +11,7 @@ import { ProviderError, type ProducedFile } from '../../providers/types.js';
 import { storeGeneratedMedia } from '../media/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
+import { inTransaction, inWrite } from '../../queue/group-commit.js';
 import * as store from './store.js';
 import type { JobRow } from './store.js';
 
@@ -67,7 +68,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       signal,
       progress: async (percentage) => {
         const now = deps.clock.now();
-        const changed = await deps.db.transaction().execute((trx) =>
+        const changed = await inTransaction(deps, (trx) =>
           changeJob(trx, now, job.id, ['processing'], token, { progress: Math.max(0, Math.min(100, percentage)) }),
         );
         if (!changed) throw new LeaseLostError(job.id);
@@ -78,11 +79,13 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
         cp.stepsDone = step.stepsDone;
         cp.attemptCost += step.costMillicents;
         if (step.state) cp.state = step.state;
-        const ok = await store.touchJob(deps.db, job.id, token, {
-          checkpoint_json: JSON.stringify(cp),
-          steps_done: cp.stepsDone,
-          updated_at_ms: deps.clock.now(),
-        });
+        const ok = await inWrite(deps, (db) =>
+          store.touchJob(db, job.id, token, {
+            checkpoint_json: JSON.stringify(cp),
+            steps_done: cp.stepsDone,
+            updated_at_ms: deps.clock.now(),
+          }),
+        );
         if (!ok) throw new LeaseLostError(job.id);
       },
     });

@@ -10,6 +10,8 @@ import type { Deps } from '../../deps.js';
 import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { insertEvent, type EventType } from '../events/store.js';
+import { publishJobChange } from './changes.js';
+import { inTransaction } from '../../queue/group-commit.js';
 import { settle } from '../reservations/service.js';
 import * as store from './store.js';
 import { toMetadata } from './snapshot.js';
@@ -49,6 +51,7 @@ const TERMINAL_EVENT: Partial<Record<JobStatus, EventType>> = {
 export async function recordChange(trx: Trx, row: JobRow, now: number): Promise<void> {
   const metadata = toMetadata(row);
   await store.insertVersion(trx, row.id, Number(row.version), metadata, now);
+  await publishJobChange(trx, row.id);
   const type = TERMINAL_EVENT[row.status];
   if (type) await insertEvent(trx, row.workspace_id, type, { job: metadata }, now);
 }
@@ -84,7 +87,7 @@ export interface FinishRequest {
  */
 export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps, async (trx) => {
     const patch: Updateable<JobsTable> = {
       status: req.status,
       completed_at_ms: now,

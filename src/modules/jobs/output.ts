@@ -6,6 +6,7 @@
  * OUTPUT_CURSOR_TTL_S (older → 410) and name the result they belong to (changed → 409).
  */
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
@@ -72,18 +73,26 @@ function characterBoundary(bytes: Buffer, end: number): number {
   return end;
 }
 
+/**
+ * The job's result digest, from the index that holds it (migration 0006). SQLite would otherwise
+ * look the row up by primary key and walk the overflow pages of a result of up to 16 MiB to
+ * reach the digest behind it, on every page of a read.
+ */
+async function readHead(deps: Deps, workspaceId: string, jobId: string): Promise<{ output_sha256: string | null } | undefined> {
+  if (deps.caps.dialect === 'sqlite') {
+    const r = await sql<{ output_sha256: string | null }>`select output_sha256 from jobs indexed by jobs_output_head_idx where id = ${jobId} and workspace_id = ${workspaceId}`.execute(deps.db);
+    return r.rows[0];
+  }
+  return deps.db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', workspaceId).where('id', '=', jobId).executeTakeFirst();
+}
+
 export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined) {
   const now = deps.clock.now();
   const ttlMs = deps.config.outputCursorTtlS * 1000;
   const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
   if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
   // Identify the result by its stored digest; load the (up to 16 MiB) result only on a cache miss.
-  const head = await deps.db
-    .selectFrom('jobs')
-    .select(['id', 'output_sha256'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', jobId)
-    .executeTakeFirst();
+  const head = await readHead(deps, workspaceId, jobId);
   if (!head) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
   const resultHash = (head.output_sha256 ?? 'none').slice(0, 24);
   if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');

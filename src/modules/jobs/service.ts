@@ -13,6 +13,7 @@ import { resolveLimits } from '../usage/plans.js';
 import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
 import { toMetadata, toSnapshot, type JobSnapshot } from './snapshot.js';
 import * as store from './store.js';
+import { inTransaction } from '../../queue/group-commit.js';
 
 async function requireJob(deps: Deps, workspaceId: string, jobId: string) {
   const row = await store.findJob(deps.db, workspaceId, jobId);
@@ -41,10 +42,7 @@ export async function queueState(deps: Deps, auth: AuthContext) {
     position: r.status === 'processing' ? 0 : ++position,
     createdAt: toIso(Number(r.created_at_ms)),
   }));
-  const [running, waiting] = await Promise.all([
-    store.countByStatus(deps.db, auth.workspace.id, 'processing'),
-    store.countByStatus(deps.db, auth.workspace.id, 'pending'),
-  ]);
+  const { processing: running, pending: waiting } = await store.activeCounts(deps.db, auth.workspace.id);
   return { workspaceId: auth.workspace.id, running, waiting, runningLimit: limits.runningJobs, waitingLimit: limits.waitingJobs, items };
 }
 
@@ -95,7 +93,7 @@ export async function retryJob(deps: Deps, auth: AuthContext, jobId: string, ide
     const stepsLeft = Math.max(1, Number(row.steps_total) - cp.stepsDone);
     const maximum = Math.ceil((op.price(input).maximumMillicents * stepsLeft) / Number(row.steps_total));
     const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
-    await deps.db.transaction().execute(async (trx) => {
+    await inTransaction(deps, async (trx) => {
       await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
       await checkQueueCapacity(trx, auth, now);
       await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId, maximumMillicents: maximum });

@@ -65,8 +65,23 @@ export function storedResult(row: JobRow): Record<string, unknown> | null {
   return row.output_json === null ? null : (JSON.parse(row.output_json) as Record<string, unknown>);
 }
 
+/**
+ * Rendered snapshots by job version and signing second: polling a job re-renders nothing while
+ * it does not change. File URLs of a snapshot are signed at the start of the current second, so
+ * every read within that second gets the same document (and URLs that live up to a second less).
+ */
+const SNAPSHOT_CACHE_MAX = 2000;
+const snapshots = new Map<string, JobSnapshot>();
+
 export async function toSnapshot(deps: Deps, row: JobRow): Promise<JobSnapshot> {
+  const signingTime = Math.floor(deps.clock.now() / 1000) * 1000;
+  const key = `${row.id}:${row.version}:${row.status}:${row.cost_mc}:${row.output_sha256}:${signingTime}`;
+  const cached = snapshots.get(key);
+  if (cached) return cached;
   const result = storedResult(row);
-  const presented = result && ((await presentResult(deps, row.workspace_id, result, deps.clock.now())) as Record<string, unknown>);
-  return { ...toMetadata(row), output: projectOutput(presented) };
+  const presented = result && ((await presentResult(deps, row.workspace_id, result, signingTime)) as Record<string, unknown>);
+  const snapshot = { ...toMetadata(row), output: projectOutput(presented) };
+  if (snapshots.size >= SNAPSHOT_CACHE_MAX) snapshots.delete(snapshots.keys().next().value!);
+  snapshots.set(key, snapshot);
+  return snapshot;
 }

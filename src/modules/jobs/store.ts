@@ -1,6 +1,7 @@
 /** SQL for jobs and their version history. Writes by workers are fenced by the lease token. */
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { sql, SqliteAdapter, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { Database, JobStatus, JobsTable, Row } from '../../db/schema.js';
+import { arg, prepared } from './prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type JobRow = Row<'jobs'>;
@@ -8,12 +9,25 @@ export type JobRow = Row<'jobs'>;
 export const ACTIVE_STATUSES: JobStatus[] = ['pending', 'processing'];
 export const TERMINAL_STATUSES: JobStatus[] = ['completed', 'failed', 'cancelled'];
 
+const JOB_COLUMNS = [
+  'id', 'workspace_id', 'key_id', 'operation_id', 'tool_slug', 'status', 'execution_origin', 'funding', 'input_json', 'output_json',
+  'output_sha256', 'progress', 'cost_mc', 'max_cost_mc', 'error_code', 'version', 'attempt', 'steps_total', 'steps_done',
+  'checkpoint_json', 'created_at_ms', 'started_at_ms', 'completed_at_ms', 'updated_at_ms', 'run_after_ms', 'lease_token',
+  'lease_owner', 'lease_expires_at_ms', 'recoveries',
+] as const satisfies readonly (keyof JobsTable)[];
+
+const insertJobQuery = prepared((db) => db.insertInto('jobs').values(Object.fromEntries(JOB_COLUMNS.map((c, i) => [c, arg(i)])) as JobRow));
+
 export async function insertJob(db: Db, row: JobRow): Promise<void> {
-  await db.insertInto('jobs').values(row).execute();
+  // The precompiled insert names every column; a row with other columns takes the builder.
+  if (Object.keys(row).length === JOB_COLUMNS.length) await insertJobQuery(db, ...JOB_COLUMNS.map((c) => row[c]));
+  else await db.insertInto('jobs').values(row).execute();
 }
 
+const findJobQuery = prepared((db) => db.selectFrom('jobs').selectAll().where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
+
 export async function findJob(db: Db, workspaceId: string, id: string): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return (await findJobQuery(db, workspaceId, id)).rows[0];
 }
 
 export async function findJobById(db: Db, id: string): Promise<JobRow | undefined> {
@@ -27,14 +41,29 @@ export async function pageJobs(db: Db, workspaceId: string, beforeId: string | u
   return q.orderBy('id', 'desc').limit(limit).execute();
 }
 
-export async function countByStatus(db: Db, workspaceId: string, status: JobStatus): Promise<number> {
-  const r = await db
+/** Waiting (pending) jobs of a workspace, from the trigger-kept totals (migration 0006): O(1). */
+export async function countPending(db: Db, workspaceId: string): Promise<number> {
+  return (await activeCounts(db, workspaceId)).pending;
+}
+
+/**
+ * Waiting and running jobs of a workspace: on SQLite from the trigger-kept totals (migration
+ * 0006), O(1); on PostgreSQL counted through the partial index of active jobs.
+ */
+export async function activeCounts(db: Db, workspaceId: string): Promise<{ pending: number; processing: number }> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    const t = await db.selectFrom('workspace_totals').select(['pending_jobs', 'processing_jobs']).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    return { pending: Number(t?.pending_jobs ?? 0), processing: Number(t?.processing_jobs ?? 0) };
+  }
+  const rows = await db
     .selectFrom('jobs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
     .where('workspace_id', '=', workspaceId)
-    .where('status', '=', status)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
+    .where('status', 'in', [sql.lit<JobStatus>('pending'), sql.lit<JobStatus>('processing')])
+    .groupBy('status')
+    .execute();
+  const n = (status: string) => Number(rows.find((r) => r.status === status)?.n ?? 0);
+  return { pending: n('pending'), processing: n('processing') };
 }
 
 /** Pending and processing jobs of a workspace, oldest first. */
@@ -81,8 +110,10 @@ export async function touchJob(db: Db, id: string, leaseToken: number, patch: Up
   return Number(r.numUpdatedRows) === 1;
 }
 
+const insertVersionQuery = prepared((db) => db.insertInto('job_versions').values({ job_id: arg(0), version: arg(1), snapshot_json: arg(2), created_at_ms: arg(3) }));
+
 export async function insertVersion(db: Db, jobId: string, version: number, snapshot: unknown, now: number): Promise<void> {
-  await db.insertInto('job_versions').values({ job_id: jobId, version, snapshot_json: JSON.stringify(snapshot), created_at_ms: now }).execute();
+  await insertVersionQuery(db, jobId, version, JSON.stringify(snapshot), now);
 }
 
 /** Adds charged cost to a job (no version bump: part of the change being recorded). */

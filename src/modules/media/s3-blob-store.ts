@@ -1,7 +1,8 @@
 /**
  * Media blobs in an S3-compatible bucket: MEDIA_STORE=s3://bucket/prefix, S3_ENDPOINT for a
- * non-AWS server (path-style addressing), credentials and region from the standard AWS
- * environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, profiles, instance roles).
+ * non-AWS server (path-style addressing), credentials from the AWS SDK's standard chain
+ * (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profiles, instance roles), the region from
+ * config.s3Region (AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; read in config.ts).
  * Uploads are staged on local disk under DATA_DIR/media-staging and streamed to the bucket only
  * after they pass every check, so a refused upload never reaches the bucket. Downloads are
  * presigned GET URLs: the bucket itself enforces signature and expiry.
@@ -37,7 +38,7 @@ export class S3BlobStore implements BlobStore {
     if (!m) throw new Error(`MEDIA_STORE is not an s3:// URL: ${config.mediaStore}`);
     const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
     const client = new S3Client({
-      region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+      region: config.s3Region,
       ...(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {}),
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',

@@ -15,6 +15,7 @@ import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
+import { lockWorkspaceCredits } from '../billing/expiry-store.js';
 import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
 
@@ -99,9 +100,11 @@ export interface SettleRequest {
 export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
   const hold = await store.findOpenHold(trx, req.jobId);
   if (!hold) return 0;
+  // Same lock as admission and expiry: the hold closes while nobody weighs it (billing/expiry.ts).
+  await lockWorkspaceCredits(trx, deps.caps, req.workspaceId);
   let toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
   let charged = 0;
-  for (const allocation of await store.spendableAllocations(trx, req.workspaceId)) {
+  for (const allocation of await store.spendableAllocations(trx, req.workspaceId, hold.createdAt)) {
     if (toCharge === 0) break;
     const part = Math.min(allocation.remaining, toCharge);
     await store.debitAllocation(trx, allocation.id, part);
@@ -124,5 +127,7 @@ export async function settle(deps: Deps, trx: Trx, now: number, req: SettleReque
     });
   }
   await store.releaseHold(trx, hold.id, now);
+  // Credits expiry kept for this hold and that it did not spend expire now.
+  await expireAllocations(trx, req.workspaceId, now);
   return charged;
 }

@@ -1,6 +1,7 @@
 /** SQL for holds (reservations) and spending allocations earliest-expiry first. */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -12,16 +13,17 @@ export interface OpenHold {
   amountMillicents: number;
 }
 
+const insertHoldQuery = prepared((db) =>
+  db.insertInto('credit_holds').values({ id: arg(0), workspace_id: arg(1), job_id: arg(2), key_id: arg(3), amount_mc: arg(4), created_at_ms: arg(5), released_at_ms: null }),
+);
+
 export async function insertHold(db: Db, hold: OpenHold, now: number): Promise<void> {
-  await db
-    .insertInto('credit_holds')
-    .values({ id: hold.id, workspace_id: hold.workspaceId, job_id: hold.jobId, key_id: hold.keyId, amount_mc: hold.amountMillicents, created_at_ms: now, released_at_ms: null })
-    .execute();
+  await insertHoldQuery(db, hold.id, hold.workspaceId, hold.jobId, hold.keyId, hold.amountMillicents, now);
 }
 
-export async function findOpenHold(db: Db, jobId: string): Promise<OpenHold | undefined> {
+export async function findOpenHold(db: Db, jobId: string): Promise<(OpenHold & { createdAt: number }) | undefined> {
   const r = await db.selectFrom('credit_holds').selectAll().where('job_id', '=', jobId).where('released_at_ms', 'is', null).executeTakeFirst();
-  return r && { id: r.id, workspaceId: r.workspace_id, jobId: r.job_id, keyId: r.key_id, amountMillicents: Number(r.amount_mc) };
+  return r && { id: r.id, workspaceId: r.workspace_id, jobId: r.job_id, keyId: r.key_id, amountMillicents: Number(r.amount_mc), createdAt: Number(r.created_at_ms) };
 }
 
 export async function releaseHold(db: Db, holdId: string, now: number): Promise<boolean> {
@@ -29,13 +31,17 @@ export async function releaseHold(db: Db, holdId: string, now: number): Promise<
   return Number(r.numUpdatedRows) === 1;
 }
 
-/** Allocations with credits left, in spending order: earliest expiry first, never-expiring last. */
-export async function spendableAllocations(db: Db, workspaceId: string): Promise<{ id: string; remaining: number }[]> {
+/**
+ * Allocations with credits left that a hold admitted at `heldSince` may spend (those that had
+ * not expired then), in spending order: earliest expiry first, never-expiring last.
+ */
+export async function spendableAllocations(db: Db, workspaceId: string, heldSince: number): Promise<{ id: string; remaining: number }[]> {
   const rows = await db
     .selectFrom('credit_allocations')
     .select(['id', 'remaining_mc', 'expires_at_ms'])
     .where('workspace_id', '=', workspaceId)
     .where('remaining_mc', '>', 0)
+    .where((eb) => eb.or([eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>', heldSince)]))
     .execute();
   return rows
     .map((r) => ({ id: r.id, remaining: Number(r.remaining_mc), expiresAt: r.expires_at_ms === null ? Infinity : Number(r.expires_at_ms) }))

@@ -26,6 +26,7 @@ import { reserve } from '../reservations/service.js';
 import { checkOperationRequest, priceOf } from '../tools/service.js';
 import { chargePoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
+import { inTransaction } from '../../queue/group-commit.js';
 
 export interface RunRequest {
   operationId: string;
@@ -44,13 +45,15 @@ type Trx = Transaction<Database>;
 
 /** Locks the rows admission reads, so concurrent admissions of a workspace or key serialise. */
 export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, keyId: string | null): Promise<void> {
+  // A SQLite write transaction already holds the whole database: no row to lock.
+  if (deps.caps.dialect !== 'postgres') return;
   await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
   if (keyId) await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', keyId)).execute();
 }
 
 export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
   const limit = resolveLimits(auth.workspace).waitingJobs;
-  const waiting = await jobs.countByStatus(trx, auth.workspace.id, 'pending');
+  const waiting = await jobs.countPending(trx, auth.workspace.id);
   if (waiting >= limit) {
     throw new AppError('QUEUE_FULL', {
       retryAfter: 5,
@@ -98,7 +101,7 @@ async function admit(deps: Deps, auth: AuthContext, op: OperationContract, input
   const now = deps.clock.now();
   const price = priceOf(op, input);
   const id = newId();
-  return deps.db.transaction().execute(async (trx) => {
+  return inTransaction(deps, async (trx) => {
     await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
     if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
     const funding = await fundingOf(deps, trx, auth.workspace.id, op);
@@ -160,6 +163,6 @@ async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.Idem
     errorCode: row.error_code,
     costMillicents: metadata.costMillicents,
   };
-  await deps.db.transaction().execute((trx) => idempotency.complete(trx, scope, 200, body));
+  await inTransaction(deps, (trx) => idempotency.complete(trx, scope, 200, body));
   return { statusCode: 200, body, replayed: false };
 }

@@ -64,6 +64,9 @@ interface Synced {
   write: PendingWrite;
 }
 
+/** How often a flush also deletes minute counters older than an hour (deterministic, unlike a coin toss per flush). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
 export interface PointLimits {
   pointsPerMinute: number;
   pointsPerMonth: number;
@@ -75,6 +78,8 @@ export class UsageMeter {
   private pending: PendingWrite[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** Minute rows older than an hour are deleted by the first flush and then every PRUNE_EVERY_MS. */
+  private nextPruneAt = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -102,7 +107,30 @@ export class UsageMeter {
 
   /** Admits `points` for the workspace if both windows have room; refusals change nothing. */
   async charge(workspaceId: string, points: number, limits: PointLimits): Promise<ChargeResult> {
-    const entry = await this.entry(workspaceId);
+    return this.admit(this.cached(workspaceId) ?? (await this.entry(workspaceId)), points, limits);
+  }
+
+  /**
+   * charge() without waiting, when the workspace's counters are in memory (every request after
+   * the first of a workspace); undefined when they must be read first (then call charge()).
+   */
+  chargeNow(workspaceId: string, points: number, limits: PointLimits): ChargeResult | undefined {
+    const entry = this.cached(workspaceId);
+    return entry && this.admit(entry, points, limits);
+  }
+
+  async peek(workspaceId: string, limits: PointLimits): Promise<{ minute: WindowView; month: WindowView }> {
+    const entry = this.cached(workspaceId) ?? (await this.entry(workspaceId));
+    return { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };
+  }
+
+  /** peek() without waiting, when the counters are in memory; undefined otherwise. */
+  peekNow(workspaceId: string, limits: PointLimits): { minute: WindowView; month: WindowView } | undefined {
+    const entry = this.cached(workspaceId);
+    return entry && { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };
+  }
+
+  private admit(entry: Entry, points: number, limits: PointLimits): ChargeResult {
     const minute = this.view(entry.minute, limits.pointsPerMinute);
     const month = this.view(entry.month, limits.pointsPerMonth);
     if (minute.used + points > minute.limit) return { ok: false, limit: 'POINTS_MINUTE', resetsAt: minute.resetsAt, minute, month };
@@ -114,28 +142,28 @@ export class UsageMeter {
     return { ok: true, minute, month };
   }
 
-  async peek(workspaceId: string, limits: PointLimits): Promise<{ minute: WindowView; month: WindowView }> {
-    const entry = await this.entry(workspaceId);
-    return { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };
-  }
-
   private view(c: Counter, limit: number): WindowView {
     return { limit, used: c.base + c.delta, resetsAt: c.end };
   }
 
-  private async entry(workspaceId: string): Promise<Entry> {
-    const now = this.clock.now();
+  /** The workspace's counters if in memory, moved into the current windows; undefined otherwise. */
+  private cached(workspaceId: string): Entry | undefined {
     const existing = this.entries.get(workspaceId);
-    if (existing) {
-      existing.touchedAt = now;
-      // A new window starts from base 0: this process has admitted nothing in it yet, and with
-      // several processes the next flush brings in what the others admitted.
-      if (now >= existing.minute.end || now >= existing.month.end) this.roll(existing, now);
-      return existing;
-    }
+    if (!existing) return undefined;
+    const now = this.clock.now();
+    existing.touchedAt = now;
+    // A new window starts from base 0: this process has admitted nothing in it yet, and with
+    // several processes the next flush brings in what the others admitted.
+    if (now >= existing.minute.end || now >= existing.month.end) this.roll(existing, now);
+    return existing;
+  }
+
+  private async entry(workspaceId: string): Promise<Entry> {
+    const existing = this.cached(workspaceId);
+    if (existing) return existing;
     let load = this.loading.get(workspaceId);
     if (!load) {
-      load = this.load(workspaceId, now).finally(() => this.loading.delete(workspaceId));
+      load = this.load(workspaceId, this.clock.now()).finally(() => this.loading.delete(workspaceId));
       this.loading.set(workspaceId, load);
     }
     return load;
@@ -232,7 +260,10 @@ export class UsageMeter {
       this.restore(synced.slice(done));
       throw err;
     }
-    if (Math.random() < 0.01) await this.pruneOldMinutes(now);
+    if (now >= this.nextPruneAt) {
+      this.nextPruneAt = now + PRUNE_EVERY_MS;
+      await this.pruneOldMinutes(now);
+    }
   }
 
   /** Puts back the points of writes that did not happen, where the next flush will find them. */

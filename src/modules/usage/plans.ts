@@ -18,6 +18,20 @@ export const PLAN_DEFAULTS: Record<Plan, Limits> = {
 
 export const LIMIT_NAMES = ['pointsPerMinute', 'pointsPerMonth', 'runningJobs', 'waitingJobs', 'streams', 'activeKeys'] as const satisfies readonly (keyof LimitOverrides)[];
 
-export function resolveLimits(ws: Pick<Workspace, 'plan' | 'limitOverrides'>): Limits {
-  return { ...PLAN_DEFAULTS[ws.plan], ...ws.limitOverrides };
+interface Resolved {
+  plan: Plan;
+  overrides: LimitOverrides;
+  limits: Readonly<Limits>;
+}
+
+/** Per workspace object (the auth cache hands out the same one on every request). */
+const resolved = new WeakMap<object, Resolved>();
+
+/** The plan's defaults with the workspace's overrides applied (read-only; shared between calls). */
+export function resolveLimits(ws: Pick<Workspace, 'plan' | 'limitOverrides'>): Readonly<Limits> {
+  const hit = resolved.get(ws);
+  if (hit && hit.plan === ws.plan && hit.overrides === ws.limitOverrides) return hit.limits;
+  const limits = Object.freeze({ ...PLAN_DEFAULTS[ws.plan], ...ws.limitOverrides });
+  resolved.set(ws, { plan: ws.plan, overrides: ws.limitOverrides, limits });
+  return limits;
 }

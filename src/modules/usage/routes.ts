@@ -1,12 +1,12 @@
 /** GET /v1/usage: points windows, budgets and stream availability of the selected workspace. */
 import { Type } from 'typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { Millicents, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
-import { toIso } from '../../lib/clock.js';
-import { usageReport } from './service.js';
+import { windowIso } from '../../lib/clock.js';
+import { usageReport, type UsageReport } from './service.js';
 
 const UsageSchema = Type.Object({
   workspaceId: Uuid,
@@ -32,6 +32,25 @@ const UsageSchema = Type.Object({
   streams: Type.Object({ enabled: Type.Boolean(), maximum: Type.Integer() }),
 });
 
+/** The report as the API shows it: instants as ISO strings (the same few per window, memoised). */
+function present(request: FastifyRequest, r: UsageReport) {
+  const p = r.points;
+  return ok(request, {
+    workspaceId: r.workspaceId,
+    plan: r.plan,
+    points: {
+      minuteLimit: p.minuteLimit,
+      minuteUsed: p.minuteUsed,
+      minuteResetsAt: windowIso(p.minuteResetsAt),
+      monthlyLimit: p.monthlyLimit,
+      monthlyUsed: p.monthlyUsed,
+      monthlyResetsAt: windowIso(p.monthlyResetsAt),
+    },
+    budgets: r.budgets.map((b) => ({ ...b, resetsAt: windowIso(b.resetsAt) })),
+    streams: r.streams,
+  });
+}
+
 export async function usageRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.get(
     '/v1/usage',
@@ -39,14 +58,10 @@ export async function usageRoutes(app: FastifyInstance, deps: Deps): Promise<voi
       schema: { tags: ['usage'], summary: 'Usage points, budgets and streams', headers: WorkspaceHeaders, response: { 200: envelopeSchema(UsageSchema) } },
       config: { meta: { code: 'PUBLIC_USAGE_GET', message: 'Usage read.', auth: 'key', scope: 'usage:read', points: 1 } },
     },
-    async (request) => {
+    (request) => {
       const auth = requireAuth(request);
-      const report = await usageReport(deps, auth.workspace, auth.key);
-      return ok(request, {
-        ...report,
-        points: { ...report.points, minuteResetsAt: toIso(report.points.minuteResetsAt), monthlyResetsAt: toIso(report.points.monthlyResetsAt) },
-        budgets: report.budgets.map((b) => ({ ...b, resetsAt: toIso(b.resetsAt) })),
-      });
+      const report = usageReport(deps, auth.workspace, auth.key);
+      return report instanceof Promise ? report.then((r) => present(request, r)) : present(request, report);
     },
   );
 }

@@ -1,26 +1,50 @@
 /** Usage points (admission and the usage report of GET /v1/usage). */
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { windowIso } from '../../lib/clock.js';
 import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import { sumKeyOpenHolds, sumKeySpent, sumOpenHolds, sumSpent } from '../billing/store.js';
 import type { ApiKey } from '../auth/types.js';
-import type { WindowView } from './meter.js';
-import { resolveLimits } from './plans.js';
+import type { ChargeResult, LimitName, WindowView } from './meter.js';
+import { resolveLimits, type Limits } from './plans.js';
+import type { MaybePromise } from '../auth/service.js';
+
+const REFUSAL_MESSAGES: Record<LimitName, string> = {
+  POINTS_MINUTE: 'Usage points per minute exhausted.',
+  POINTS_MONTH: 'Usage points per month exhausted.',
+};
+
+/** The last 429 built per window kind: shared by every refusal with the same window and Retry-After. */
+const lastRefusal: Partial<Record<LimitName, { resetsAt: number; retryAfter: number; error: AppError }>> = {};
+
+/**
+ * The 429 RATE_LIMITED of a refused charge without RateLimit headers (the caller sets those):
+ * one shared error per window and second, so a flood of refused requests allocates nothing.
+ */
+export function rateLimitRefusal(now: number, limit: LimitName, resetsAt: number): AppError {
+  const retryAfter = secondsUntil(now, resetsAt);
+  const last = lastRefusal[limit];
+  if (last && last.resetsAt === resetsAt && last.retryAfter === retryAfter) return last.error;
+  const error = new AppError('RATE_LIMITED', { message: REFUSAL_MESSAGES[limit], retryAfter, details: { limit, resetsAt: windowIso(resetsAt) } });
+  lastRefusal[limit] = { resetsAt, retryAfter, error };
+  return error;
+}
+
+/** The 429 of a refused charge, naming the window that refused, with Retry-After and RateLimit headers. */
+export function rateLimitedError(now: number, refused: Extract<ChargeResult, { ok: false }>): AppError {
+  return new AppError('RATE_LIMITED', {
+    message: REFUSAL_MESSAGES[refused.limit],
+    retryAfter: secondsUntil(now, refused.resetsAt),
+    details: { limit: refused.limit, resetsAt: windowIso(refused.resetsAt) },
+    headers: rateLimitHeaders(now, refused.minute),
+  });
+}
 
 /** Charges `points` to the workspace or throws 429 RATE_LIMITED naming the window that refused. */
 export async function chargePoints(deps: Deps, workspace: Workspace, points: number): Promise<WindowView> {
-  const limits = resolveLimits(workspace);
-  const result = await deps.usage.charge(workspace.id, points, limits);
-  if (!result.ok) {
-    const now = deps.clock.now();
-    throw new AppError('RATE_LIMITED', {
-      message: result.limit === 'POINTS_MINUTE' ? 'Usage points per minute exhausted.' : 'Usage points per month exhausted.',
-      retryAfter: secondsUntil(now, result.resetsAt),
-      details: { limit: result.limit, resetsAt: new Date(result.resetsAt).toISOString() },
-      headers: rateLimitHeaders(now, result.minute),
-    });
-  }
+  const result = await deps.usage.charge(workspace.id, points, resolveLimits(workspace));
+  if (!result.ok) throw rateLimitedError(deps.clock.now(), result);
   return result.minute;
 }
 
@@ -87,9 +111,27 @@ export async function budgetReports(deps: Deps, workspace: Workspace, key: ApiKe
   return reports;
 }
 
-export async function usageReport(deps: Deps, workspace: Workspace, key: ApiKey) {
-  const limits = resolveLimits(workspace);
-  const { minute, month } = await deps.usage.peek(workspace.id, limits);
+export interface UsageReport {
+  workspaceId: string;
+  plan: string;
+  points: {
+    minuteLimit: number;
+    minuteUsed: number;
+    minuteResetsAt: number;
+    monthlyLimit: number;
+    monthlyUsed: number;
+    monthlyResetsAt: number;
+  };
+  budgets: BudgetReport[];
+  streams: { enabled: boolean; maximum: number };
+}
+
+function hasCeilings(c: BudgetCeilings): boolean {
+  return c.dailyMillicents != null || c.weeklyMillicents != null || c.monthlyMillicents != null;
+}
+
+function buildReport(workspace: Workspace, limits: Limits, windows: { minute: WindowView; month: WindowView }, budgets: BudgetReport[]): UsageReport {
+  const { minute, month } = windows;
   return {
     workspaceId: workspace.id,
     plan: workspace.plan,
@@ -101,7 +143,18 @@ export async function usageReport(deps: Deps, workspace: Workspace, key: ApiKey)
       monthlyUsed: month.used,
       monthlyResetsAt: month.resetsAt,
     },
-    budgets: await budgetReports(deps, workspace, key),
+    budgets,
     streams: { enabled: limits.streams > 0, maximum: limits.streams },
   };
+}
+
+/**
+ * The report of GET /v1/usage. Synchronous in the common case (the counters are in memory after
+ * the request's own charge, and no budget ceiling needs a ledger sum).
+ */
+export function usageReport(deps: Deps, workspace: Workspace, key: ApiKey): MaybePromise<UsageReport> {
+  const limits = resolveLimits(workspace);
+  const windows = deps.usage.peekNow(workspace.id, limits);
+  if (windows && !hasCeilings(key.budgets) && !hasCeilings(workspace.budgets)) return buildReport(workspace, limits, windows, []);
+  return (async () => buildReport(workspace, limits, windows ?? (await deps.usage.peek(workspace.id, limits)), await budgetReports(deps, workspace, key)))();
 }

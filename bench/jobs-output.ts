@@ -1,0 +1,74 @@
+/**
+ * (je) Reading a complete job output the way Rule 6 tells a client to: every page in order over
+ * one keep-alive connection, offsets checked against the bytes so far, the digest constant, the
+ * total and the SHA-256 of the joined bytes verified, then one JSON.parse. Baseline: plain
+ * SHA-256 of the same bytes in this process. Ratio = baseline time / read time.
+ */
+import { createHash } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { median } from './jobs-support.js';
+
+interface Fragment {
+  fragment: string;
+  offsetBytes: number;
+  totalBytes: number;
+  sha256: string;
+  nextCursor: string | null;
+}
+
+async function readAll(dispatcher: Agent, base: string, headers: Record<string, string>, jobId: string): Promise<{ bytes: Buffer; pages: number }> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  let digest: string | undefined;
+  let total = -1;
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const url: string = `${base}/v1/jobs/${jobId}/output${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res = await request(url, { headers, dispatcher });
+    if (res.statusCode !== 200) throw new Error(`output page ${pages}: ${res.statusCode} ${await res.body.text()}`);
+    const page = ((await res.body.json()) as { data: Fragment }).data;
+    pages++;
+    if (page.offsetBytes !== size) throw new Error(`page ${pages}: offset ${page.offsetBytes}, expected ${size}`);
+    if (digest !== undefined && (page.sha256 !== digest || page.totalBytes !== total)) throw new Error('digest changed between pages');
+    digest = page.sha256;
+    total = page.totalBytes;
+    const bytes = Buffer.from(page.fragment, 'utf8');
+    parts.push(bytes);
+    size += bytes.length;
+    cursor = page.nextCursor;
+  } while (cursor);
+  const joined = Buffer.concat(parts, size);
+  if (size !== total) throw new Error(`read ${size} bytes, totalBytes ${total}`);
+  if (createHash('sha256').update(joined).digest('hex') !== digest) throw new Error('sha256 mismatch');
+  JSON.parse(joined.toString('utf8'));
+  return { bytes: joined, pages };
+}
+
+export async function measureOutputRead(base: string, headers: Record<string, string>, jobId: string, repeats = 3) {
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  try {
+    await readAll(dispatcher, base, headers, jobId); // warm-up (JIT, document render)
+    const readMs: number[] = [];
+    let last: { bytes: Buffer; pages: number } | undefined;
+    for (let i = 0; i < repeats; i++) {
+      const t0 = performance.now();
+      last = await readAll(dispatcher, base, headers, jobId);
+      readMs.push(performance.now() - t0);
+    }
+    const shaMs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      createHash('sha256').update(last!.bytes).digest('hex');
+      shaMs.push(performance.now() - t0);
+    }
+    const read = median(readMs);
+    const sha = median(shaMs);
+    return {
+      ratio: sha / read,
+      detail: { bytes: last!.bytes.length, pages: last!.pages, readMs: +read.toFixed(1), sha256Ms: +sha.toFixed(2), usPerPage: +((read * 1000) / last!.pages).toFixed(1) },
+    };
+  } finally {
+    await dispatcher.close();
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Capped account notifications, read by operators (admin API, command line tool).
+ *
+ * `webhook.failing`: a webhook's destination keeps failing. Raised when a delivery ends failed
+ * because of its destination, or when one delivery has failed FAILING_STREAK attempts in a row
+ * (so an operator hears of a dead endpoint within the first hour, not after the last retry). The
+ * unique index (kind, subject, UTC day) caps it at one per webhook per day; raising it again that
+ * day is a no-op (insert-or-ignore), so it is safe to call from every failed attempt.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Deps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
+import { keysetPage, type PageRequest } from '../../http/pagination.js';
+import { newId } from '../../lib/ids.js';
+import { findWorkspace } from '../accounts/store.js';
+import { insertNotificationOnce, listNotifications, type Notification } from './store.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export const WEBHOOK_FAILING = 'webhook.failing';
+/** Consecutive failed attempts of one delivery that raise `webhook.failing` before it gives up. */
+export const FAILING_STREAK = 3;
+
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export interface WebhookFailure {
+  workspaceId: string;
+  webhookId: string;
+  hostname: string;
+  deliveryId: string;
+  eventId: string;
+  attempts: number;
+  lastErrorCode: string;
+  lastStatusCode: number | null;
+  /** True when the delivery gave up (failed for good), false while it is still being retried. */
+  final: boolean;
+}
+
+/** Records that a webhook is failing, at most once per webhook per UTC day; true when it was new. */
+export async function raiseWebhookFailing(db: Db, f: WebhookFailure, now: number): Promise<boolean> {
+  const status = f.lastStatusCode === null ? '' : ` (HTTP ${f.lastStatusCode})`;
+  const message = f.final
+    ? `Webhook deliveries to ${f.hostname} are failing: a delivery gave up after ${f.attempts} attempt(s) with ${f.lastErrorCode}${status}.`
+    : `Webhook deliveries to ${f.hostname} are failing: ${f.attempts} attempts in a row failed, the last with ${f.lastErrorCode}${status}.`;
+  const n: Notification = {
+    id: newId(),
+    workspaceId: f.workspaceId,
+    kind: WEBHOOK_FAILING,
+    subjectId: f.webhookId,
+    day: utcDay(now),
+    message,
+    details: {
+      hostname: f.hostname,
+      deliveryId: f.deliveryId,
+      eventId: f.eventId,
+      attempts: f.attempts,
+      lastErrorCode: f.lastErrorCode,
+      lastStatusCode: f.lastStatusCode,
+      final: f.final,
+    },
+    createdAt: now,
+  };
+  return insertNotificationOnce(db, n);
+}
+
+/** A workspace's notifications, newest first (404 for an unknown workspace). */
+export async function listWorkspaceNotifications(deps: Deps, workspaceId: string, page: PageRequest) {
+  if (!(await findWorkspace(deps.db, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+  return keysetPage(deps, 'admin.notifications', workspaceId, page, (position, limit) => listNotifications(deps.db, workspaceId, position, limit));
+}

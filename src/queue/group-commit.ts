@@ -1,0 +1,112 @@
+/**
+ * Group commit for a single-writer database (embedded SQLite, PGlite): write transactions that
+ * arrive in the same tick run one after another inside ONE database transaction, each in its own
+ * savepoint, and commit together. Each unit still sees the writes of the units before it (so
+ * admission checks stay exact: K credits admit exactly K jobs), and a unit that throws is rolled
+ * back to its savepoint alone; the others commit. If the commit itself fails, every unit of the
+ * batch fails with it (none of them was written). Committing is most of the cost of a small
+ * write transaction on SQLite (WAL frames of every touched page), so sharing it pays.
+ *
+ * Units must use only the transaction they are given: a query on `deps.db` inside a unit would
+ * wait for the connection the batch holds. With several writers (PostgreSQL) every unit is its
+ * own transaction, as before.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Deps } from '../deps.js';
+import type { Database } from '../db/schema.js';
+
+export type Unit<T> = (trx: Transaction<Database>) => Promise<T>;
+
+interface Pending {
+  unit: Unit<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Units per shared transaction at most (bounds how long other queries wait for the connection). */
+const MAX_BATCH = 64;
+
+class GroupCommit {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private running = false;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  submit<T>(unit: Unit<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ unit: unit as Unit<unknown>, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.running) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    this.scheduled = false;
+    this.running = true;
+    const batch = this.queue.splice(0, MAX_BATCH);
+    try {
+      if (batch.length === 1) {
+        const [only] = batch as [Pending];
+        await this.db.transaction().execute(only.unit).then(only.resolve, only.reject);
+        return;
+      }
+      const outcomes: { ok: boolean; value: unknown }[] = [];
+      try {
+        await this.db.transaction().execute(async (trx) => {
+          for (const p of batch) {
+            await sql`savepoint group_unit`.execute(trx);
+            try {
+              const value = await p.unit(trx);
+              await sql`release savepoint group_unit`.execute(trx);
+              outcomes.push({ ok: true, value });
+            } catch (err) {
+              await sql`rollback to savepoint group_unit`.execute(trx);
+              await sql`release savepoint group_unit`.execute(trx);
+              outcomes.push({ ok: false, value: err });
+            }
+          }
+        });
+      } catch (err) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
+      batch.forEach((p, i) => (outcomes[i]!.ok ? p.resolve(outcomes[i]!.value) : p.reject(outcomes[i]!.value)));
+    } finally {
+      this.running = false;
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+}
+
+const committers = new WeakMap<Kysely<Database>, GroupCommit>();
+
+function committerFor(db: Kysely<Database>): GroupCommit {
+  let gc = committers.get(db);
+  if (!gc) {
+    gc = new GroupCommit(db);
+    committers.set(db, gc);
+  }
+  return gc;
+}
+
+/** Runs `unit` in a write transaction: shared with concurrent units on a single-writer database. */
+export function inTransaction<T>(deps: Pick<Deps, 'db' | 'caps'>, unit: Unit<T>): Promise<T> {
+  if (!deps.caps.singleWriter) return deps.db.transaction().execute(unit);
+  return committerFor(deps.db).submit(unit);
+}
+
+/**
+ * For writes that need no transaction of their own (each statement stands alone): shared with
+ * concurrent units on a single-writer database; with several writers the statements run on the
+ * pool directly, without the two extra round trips of BEGIN and COMMIT.
+ */
+export function inWrite<T>(deps: Pick<Deps, 'db' | 'caps'>, unit: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (!deps.caps.singleWriter) return unit(deps.db);
+  return committerFor(deps.db).submit(unit);
+}

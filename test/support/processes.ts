@@ -1,0 +1,147 @@
+/**
+ * The BUILT server (`node dist/main.js serve`) as child processes over real sockets, for tests
+ * that need several processes or a real crash (kill -9): start with an environment, wait for the
+ * "service started" log line, call it over HTTP, stop it gracefully or kill it. Every child is
+ * killed when the test process ends, so a failed test never leaves a server behind.
+ * `npm test` builds first; `distMissing` lets a suite skip with a message when it did not.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SCOPES } from '../../src/modules/auth/scopes.js';
+import { OPERATION_IDS } from '../../src/operations/ids.js';
+
+export const DIST_MAIN = resolve('dist/main.js');
+export const distMissing = !existsSync(DIST_MAIN);
+export const PROCESS_ADMIN_TOKEN = 'process-admin-token-0123456789';
+export const PROCESS_SECRET_KEY = 'process-secret-key-0123456789abcdef0123456789ab';
+
+type LogLine = Record<string, unknown>;
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** http://127.0.0.1:PORT, or '' for a process without a listener (ROLE=worker). */
+  base: string;
+  lines: LogLine[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** kill -9: no shutdown code runs (no lease release, no lock removal). */
+  crash(): Promise<void>;
+  /** SIGTERM and wait for the exit (graceful shutdown). */
+  stop(): Promise<number | null>;
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+/** Starts `node dist/main.js serve` with `env` and resolves once it logged "service started". */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [DIST_MAIN, 'serve'], {
+    cwd: resolve('.'),
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: PROCESS_ADMIN_TOKEN, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const lines: LogLine[] = [];
+  let stderr = '';
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  const started = new Promise<LogLine>((res, rej) => {
+    let buffer = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const text = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        let line: LogLine;
+        try {
+          line = JSON.parse(text) as LogLine;
+        } catch {
+          line = { msg: text };
+        }
+        lines.push(line);
+        if (line.msg === 'service started') res(line);
+      }
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    void exit.then(({ code, signal }) => rej(new Error(`server exited (${code ?? signal}) before it started; stderr: ${stderr}; stdout: ${JSON.stringify(lines)}`)));
+    setTimeout(() => rej(new Error(`server did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs).unref();
+  });
+  const line = await started;
+  return {
+    child,
+    base: line.port ? `http://127.0.0.1:${String(line.port)}` : '',
+    lines,
+    exit,
+    async crash() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exit;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const { code } = await exit;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export interface HttpResult {
+  status: number;
+  body: any;
+}
+
+/** One JSON request; never throws for an HTTP status. */
+export async function httpJson(base: string, method: string, path: string, o: { headers?: Record<string, string>; body?: unknown } = {}): Promise<HttpResult> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}), ...o.headers },
+    ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+export async function adminPost(base: string, path: string, body: unknown): Promise<any> {
+  const r = await httpJson(base, 'POST', path, { headers: { authorization: `Bearer ${PROCESS_ADMIN_TOKEN}` }, body });
+  if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data;
+}
+
+export interface HttpTenant {
+  workspaceId: string;
+  secret: string;
+  headers: Record<string, string>;
+}
+
+/** A user, a pro workspace with `credits` and an all-powerful key, through the admin API. */
+export async function seedTenantOverHttp(base: string, credits: number, limits?: Record<string, number>): Promise<HttpTenant> {
+  const email = `proc-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
+  const { user } = await adminPost(base, '/admin/v1/users', { email, name: 'Process test' });
+  const { workspace } = await adminPost(base, '/admin/v1/workspaces', { name: 'Process workspace', plan: 'pro', ownerUserId: user.id });
+  if (limits) await adminPost(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits });
+  await adminPost(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: credits });
+  const { secret } = await adminPost(base, '/admin/v1/keys', {
+    userId: user.id,
+    workspaceIds: [workspace.id],
+    scopes: [...SCOPES],
+    operations: [...OPERATION_IDS],
+    transports: ['rest'],
+  });
+  return { workspaceId: workspace.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
+}
+
+/** Polls `read` until `done` holds (a state wait, not a sleep); throws with the last value on timeout. */
+export async function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await read();
+    if (done(last)) return last;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+}
