@@ -29,7 +29,7 @@ import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHtt
 const STEPS = 5;
 const COST = 2_500; // below the hold (music.generate of 10 s holds 5000), so a step charged twice would show
 const STEP_COST = COST / STEPS;
-const LEASE_MS = 3_000;
+const LEASE_MS = 4_000;
 const RAISED_LIMITS = { pointsPerMinute: 1_000_000, waitingJobs: 1_000 };
 
 const databases = testDatabaseNames().filter((n) => n !== 'pglite'); // PGlite lives inside one process

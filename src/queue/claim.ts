@@ -11,7 +11,7 @@ import { lockForUpdate } from '../db/locking.js';
 import type { Workspace } from '../modules/accounts/types.js';
 import { findWorkspace } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
-import { activeCounts, type JobRow } from '../modules/jobs/store.js';
+import { activeCounts, noteJobWrite, type JobRow } from '../modules/jobs/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import { inTransaction } from './group-commit.js';
 
@@ -48,6 +48,7 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
         room.set(job.workspace_id, 0);
         continue;
       }
+      noteJobWrite(job.id);
       const row = await trx
         .updateTable('jobs')
         .set((eb) => ({
@@ -74,6 +75,7 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
 
 /** Extends the lease of a job this worker still holds; false when it lost it (cancel, recovery). */
 export async function heartbeat(deps: Deps, job: JobRow): Promise<boolean> {
+  noteJobWrite(job.id);
   const r = await deps.db
     .updateTable('jobs')
     .set({ lease_expires_at_ms: deps.clock.now() + deps.config.jobLeaseMs })

@@ -22,7 +22,9 @@ async function requireJob(deps: Deps, workspaceId: string, jobId: string) {
 }
 
 export async function getJob(deps: Deps, workspaceId: string, jobId: string): Promise<JobSnapshot> {
-  return toSnapshot(deps, await requireJob(deps, workspaceId, jobId));
+  const row = await store.findJobForRead(deps.db, workspaceId, jobId);
+  if (!row) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
+  return toSnapshot(deps, row);
 }
 
 export async function listJobs(deps: Deps, workspaceId: string, page: PageRequest) {

@@ -30,6 +30,38 @@ export async function findJob(db: Db, workspaceId: string, id: string): Promise<
   return (await findJobQuery(db, workspaceId, id)).rows[0];
 }
 
+/**
+ * Embedded SQLite only, where this process is the one writer: job rows read for snapshots are
+ * kept in memory (small results only), and every write of a job (this module and the claim
+ * queries) drops the job's entry before it runs. A read that overlapped any job write is not
+ * kept, since it may predate that write. Reads queue behind open write transactions on the one
+ * SQLite connection, so a kept row was committed.
+ */
+const ROW_CACHE_MAX = 5000;
+const ROW_CACHE_MAX_OUTPUT = 64 * 1024;
+const rowCache = new Map<string, JobRow>();
+let jobWrites = 0;
+
+/** Called before every write of a job row. */
+export function noteJobWrite(id: string): void {
+  jobWrites++;
+  rowCache.delete(id);
+}
+
+/** findJob for GET /v1/jobs/{id}, served from memory on SQLite while the job does not change. */
+export async function findJobForRead(db: Db, workspaceId: string, id: string): Promise<JobRow | undefined> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return findJob(db, workspaceId, id);
+  const hit = rowCache.get(id);
+  if (hit) return hit.workspace_id === workspaceId ? hit : undefined;
+  const before = jobWrites;
+  const row = await findJob(db, workspaceId, id);
+  if (row && before === jobWrites && (row.output_json?.length ?? 0) <= ROW_CACHE_MAX_OUTPUT) {
+    if (rowCache.size >= ROW_CACHE_MAX) rowCache.delete(rowCache.keys().next().value!);
+    rowCache.set(id, row);
+  }
+  return row;
+}
+
 export async function findJobById(db: Db, id: string): Promise<JobRow | undefined> {
   return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -90,6 +122,7 @@ export async function updateJob(
   patch: Updateable<JobsTable>,
   options: { fence?: boolean } = {},
 ): Promise<JobRow | undefined> {
+  noteJobWrite(id);
   let q = db
     .updateTable('jobs')
     .set((eb) => ({
@@ -106,6 +139,7 @@ export async function updateJob(
 
 /** Like updateJob but without a version bump (progress-free bookkeeping such as heartbeats). */
 export async function touchJob(db: Db, id: string, leaseToken: number, patch: Updateable<JobsTable>): Promise<boolean> {
+  noteJobWrite(id);
   const r = await db.updateTable('jobs').set(patch).where('id', '=', id).where('status', '=', 'processing').where('lease_token', '=', leaseToken).executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
@@ -118,6 +152,7 @@ export async function insertVersion(db: Db, jobId: string, version: number, snap
 
 /** Adds charged cost to a job (no version bump: part of the change being recorded). */
 export async function updateJobCost(db: Db, id: string, charged: number): Promise<JobRow> {
+  noteJobWrite(id);
   return db
     .updateTable('jobs')
     .set((eb) => ({ cost_mc: eb('cost_mc', '+', charged) }))
