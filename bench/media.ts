@@ -19,6 +19,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
+import { wavHeader } from '../test/support/wav.js';
 
 export const MEDIA_FILE_BYTES = 50 * 1000 * 1000;
 
@@ -55,20 +56,7 @@ export interface MediaBenchResult {
 /** Writes a WAV of `totalBytes` (header included): 8 kHz mono 16-bit, a 440 Hz tone. */
 function writeWav(path: string, totalBytes: number): void {
   const dataBytes = totalBytes - 44;
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVE', 8, 'latin1');
-  h.write('fmt ', 12, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(8000, 24);
-  h.writeUInt32LE(16000, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(dataBytes, 40);
+  const h = wavHeader(dataBytes);
   // One second of tone, repeated (8000 samples = 16000 bytes).
   const second = Buffer.alloc(16_000);
   for (let i = 0; i < 8000; i++) second.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / 8000) * 8000), i * 2);

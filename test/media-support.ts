@@ -16,6 +16,9 @@ import sharp from 'sharp';
 import { call, type TestContext } from './support/harness.js';
 import type { Tenant } from './support/seed.js';
 import type { HarnessOptions } from './support/harness.js';
+import { wavHeader } from './support/wav.js';
+
+export { wavHeader };
 
 // ---------------------------------------------------------------------------------------------
 // Files
@@ -34,25 +37,6 @@ export async function webp(width = 16, height = 16): Promise<Buffer> {
 
 export async function gif(width = 16, height = 16): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: { r: 250, g: 200, b: 0 } } }).gif().toBuffer();
-}
-
-/** A 16-bit mono PCM WAV header for `dataBytes` bytes of samples. */
-export function wavHeader(dataBytes: number, sampleRate = 8000): Buffer {
-  const h = Buffer.alloc(44);
-  h.write('RIFF', 0, 'latin1');
-  h.writeUInt32LE(36 + dataBytes, 4);
-  h.write('WAVE', 8, 'latin1');
-  h.write('fmt ', 12, 'latin1');
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20);
-  h.writeUInt16LE(1, 22);
-  h.writeUInt32LE(sampleRate, 24);
-  h.writeUInt32LE(sampleRate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write('data', 36, 'latin1');
-  h.writeUInt32LE(dataBytes, 40);
-  return h;
 }
 
 /** A WAV of a 440 Hz tone. */

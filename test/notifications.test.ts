@@ -3,28 +3,18 @@
  * once per webhook per UTC day (unique index, insert-or-ignore), readable through
  * GET /admin/v1/workspaces/{id}/notifications and `was notifications list`.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../src/admin/cli.js';
 import { loadConfig } from '../src/config.js';
 import { raiseWebhookFailing, WEBHOOK_FAILING } from '../src/modules/notifications/service.js';
 import { describeEachDatabase, TEST_ADMIN_TOKEN, TEST_SECRET_KEY, type TestContext } from './support/harness.js';
 import { assertError, assertOk } from './support/assertions.js';
-import { HttpsReceiver, requireTestCa, useLocalhostNames } from './support/https-receiver.js';
+import { HttpsReceiver } from './support/https-receiver.js';
 import { seedTenant } from './support/seed.js';
 import { advancePastNextAttempt, createHook, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker, type HookSetup } from './webhook-support.js';
 
-let receiver: HttpsReceiver;
-let restoreDns: () => void;
-before(async () => {
-  requireTestCa();
-  restoreDns = useLocalhostNames();
-  receiver = await HttpsReceiver.start();
-});
-after(async () => {
-  await receiver.close();
-  restoreDns();
-});
+const receiver = HttpsReceiver.forThisFile();
 
 function notifications(ctx: TestContext, workspaceId: string, query = '', token = TEST_ADMIN_TOKEN) {
   return ctx.app.inject({ method: 'GET', url: `/admin/v1/workspaces/${workspaceId}/notifications${query}`, headers: { authorization: `Bearer ${token}` } });

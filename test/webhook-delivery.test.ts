@@ -5,13 +5,13 @@
  * redirects, timeouts, attempt limits, crash recovery and lease fencing. Workers are driven with
  * runOnce() and the fake clock.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Stripe from 'stripe';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
-import { HttpsReceiver, requireTestCa, useLocalhostNames } from './support/https-receiver.js';
-import { advancePastNextAttempt, createHook, deliveryRows, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from './webhook-support.js';
-import { claimDeliveries, refreshWebhookState } from '../src/modules/webhooks/delivery-claim.js';
+import { HttpsReceiver } from './support/https-receiver.js';
+import { advancePastNextAttempt, createHook, verifySignature as verify, deliveryRows, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from './webhook-support.js';
+import { claimDeliveries, refreshWebhookState, type ClaimedDelivery } from '../src/modules/webhooks/delivery-claim.js';
+import { finishSucceeded } from '../src/modules/webhooks/delivery-store.js';
 import { recordOutcome } from '../src/modules/webhooks/delivery-attempt.js';
 import { WEBHOOK_USER_AGENT } from '../src/modules/webhooks/signing.js';
 import { DeliveryWorker } from '../src/modules/webhooks/delivery-worker.js';
@@ -19,24 +19,8 @@ import { onDeliveriesScheduled } from '../src/modules/webhooks/fan-out.js';
 import { insertEvent } from '../src/modules/events/store.js';
 import { presentEvent } from '../src/modules/events/service.js';
 
-const stripe = new Stripe('sk_test_unused');
 
-/** Verifies like a Stripe-library receiver would, with the fake clock as its clock (receivedAt in ms). */
-function verify(ctx: TestContext, body: string, header: string, secret: string) {
-  return stripe.webhooks.constructEvent(body, header, secret, 300, undefined, ctx.clock.now()) as unknown as Record<string, unknown>;
-}
-
-let receiver: HttpsReceiver;
-let restoreDns: () => void;
-before(async () => {
-  requireTestCa();
-  restoreDns = useLocalhostNames();
-  receiver = await HttpsReceiver.start();
-});
-after(async () => {
-  await receiver.close();
-  restoreDns();
-});
+const receiver = HttpsReceiver.forThisFile();
 
 describeEachDatabase(
   'webhook delivery',
@@ -286,6 +270,28 @@ describeEachDatabase(
       // The crashed worker comes back with its outcome: its lease token is stale, nothing changes.
       assert.equal(await recordOutcome(ctx.deps, lost, { kind: 'failed', statusCode: 410, errorCode: 'WEBHOOK_HTTP_ERROR', sent: true }), undefined);
       assert.equal((await onlyDelivery(ctx, hook.webhookId)).status, 'succeeded');
+    });
+
+    test('batched success write is fenced per row: a delivery whose lease token changed is left unchanged', async () => {
+      const ctx = get();
+      receiver.reset();
+      const hook = await createHook(ctx, receiver);
+      for (let i = 0; i < 3; i++) await emit(ctx, hook.tenant.workspace.id);
+      const claimed = await claimDeliveries(ctx.deps, 'batch-worker', 10, 60_000);
+      assert.equal(claimed.length, 3);
+      // Another worker took the third one over (recovery bumps the token).
+      const [a, b, taken] = claimed as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery];
+      await ctx.deps.db.updateTable('webhook_deliveries').set({ lease_token: taken.leaseToken + 1 }).where('id', '=', taken.id).execute();
+      const held = await finishSucceeded(ctx.deps.db, [a, b, taken].map((d) => ({ id: d.id, leaseToken: d.leaseToken })), 204, ctx.clock.now());
+      assert.deepEqual([...held].sort(), [a.id, b.id].sort());
+      const rows = new Map((await deliveryRows(ctx, hook.webhookId)).map((r) => [r.id, r]));
+      for (const d of [a, b]) {
+        assert.equal(rows.get(d.id)!.status, 'succeeded');
+        assert.equal(Number(rows.get(d.id)!.last_status_code), 204);
+        assert.equal(Number(rows.get(d.id)!.attempts), 1);
+      }
+      assert.equal(rows.get(taken.id)!.status, 'delivering');
+      assert.equal(Number(rows.get(taken.id)!.attempts), 0);
     });
 
     test('a claimed delivery that waited re-reads its webhook state before the send (verification removed meanwhile)', async () => {

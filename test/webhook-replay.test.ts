@@ -5,29 +5,16 @@
  * removed or moved to another workspace, the deliveries list (paging, 404 across workspaces) and
  * secrets never appearing outside create and rotate.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import Stripe from 'stripe';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { assertError, assertOk } from './support/assertions.js';
-import { HttpsReceiver, requireTestCa, useLocalhostNames } from './support/https-receiver.js';
+import { HttpsReceiver } from './support/https-receiver.js';
 import { seedTenant, type Tenant } from './support/seed.js';
-import { advancePastNextAttempt, createHook, emit, onlyDelivery, verifyHostname, WEBHOOK_TEST_ENV, worker, type HookSetup } from './webhook-support.js';
+import { advancePastNextAttempt, createHook, verifySignature as verify, emit, onlyDelivery, verifyHostname, WEBHOOK_TEST_ENV, worker, type HookSetup } from './webhook-support.js';
 
-const stripe = new Stripe('sk_test_unused');
-const verify = (ctx: TestContext, body: string, header: string, secret: string) => stripe.webhooks.constructEvent(body, header, secret, 300, undefined, ctx.clock.now());
 
-let receiver: HttpsReceiver;
-let restoreDns: () => void;
-before(async () => {
-  requireTestCa();
-  restoreDns = useLocalhostNames();
-  receiver = await HttpsReceiver.start();
-});
-after(async () => {
-  await receiver.close();
-  restoreDns();
-});
+const receiver = HttpsReceiver.forThisFile();
 
 const as = (t: Tenant) => ({ secret: t.secret, workspaceId: t.workspace.id });
 
@@ -128,7 +115,7 @@ describeEachDatabase(
       const second = receiver.requests[1]!;
       assert.equal(second.headers['service-event-id'], eventId);
       const header = String(second.headers['service-signature']);
-      assert.equal((verify(ctx, second.body, header, fresh) as unknown as { id: string }).id, eventId);
+      assert.equal(verify(ctx, second.body, header, fresh).id, eventId);
       assert.throws(() => verify(ctx, second.body, header, hook.secret), /signature/i);
     });
 

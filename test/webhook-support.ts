@@ -5,11 +5,22 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
 import { admin, call, type TestContext } from './support/harness.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import type { HttpsReceiver } from './support/https-receiver.js';
 import { insertEvent, type EventType } from '../src/modules/events/store.js';
 import { DeliveryWorker } from '../src/modules/webhooks/delivery-worker.js';
+
+const stripe = new Stripe('sk_test_unused');
+
+/**
+ * Verifies a delivery like a receiver using the `stripe` package would (same signature scheme,
+ * five-minute tolerance), with the fake clock as the receiver's clock; returns the parsed event.
+ */
+export function verifySignature(ctx: TestContext, body: string, header: string, secret: string): Record<string, unknown> {
+  return stripe.webhooks.constructEvent(body, header, secret, 300, undefined, ctx.clock.now()) as unknown as Record<string, unknown>;
+}
 
 /** Short schedules for tests: 1 s base, 8 s cap, 4 attempts, 400 ms per attempt; loopback allowed. */
 export const WEBHOOK_TEST_ENV = {

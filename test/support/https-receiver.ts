@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { mock } from 'node:test';
+import { after, before, mock } from 'node:test';
 
 export const FIXTURE_CERT = resolve(import.meta.dirname, '../fixtures/tls/localhost.crt');
 const FIXTURE_KEY = resolve(import.meta.dirname, '../fixtures/tls/localhost.key');
@@ -59,23 +59,22 @@ export class HttpsReceiver {
   private script: Reply[] = [];
   private waiters: { n: number; resolve: () => void }[] = [];
 
-  private constructor(private readonly server: Server) {}
+  private readonly server: Server;
 
-  static async start(): Promise<HttpsReceiver> {
-    const server = createServer({ cert: readFileSync(FIXTURE_CERT), key: readFileSync(FIXTURE_KEY) });
-    const receiver = new HttpsReceiver(server);
-    server.on('request', (req, res) => {
+  private constructor() {
+    this.server = createServer({ cert: readFileSync(FIXTURE_CERT), key: readFileSync(FIXTURE_KEY) });
+    this.server.on('request', (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        receiver.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-        for (const w of [...receiver.waiters]) {
-          if (receiver.requests.length >= w.n) {
-            receiver.waiters.splice(receiver.waiters.indexOf(w), 1);
+        this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+        for (const w of [...this.waiters]) {
+          if (this.requests.length >= w.n) {
+            this.waiters.splice(this.waiters.indexOf(w), 1);
             w.resolve();
           }
         }
-        const reply = receiver.script.shift() ?? { status: 200 };
+        const reply = this.script.shift() ?? { status: 200 };
         if ('drop' in reply) {
           req.socket.destroy();
           return;
@@ -89,7 +88,30 @@ export class HttpsReceiver {
         else send();
       });
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  }
+
+  static async start(): Promise<HttpsReceiver> {
+    const receiver = new HttpsReceiver();
+    await new Promise<void>((r) => receiver.server.listen(0, '127.0.0.1', r));
+    return receiver;
+  }
+
+  /**
+   * The receiver of one test file: requires the trusted test certificate, resolves `*.localhost`
+   * to loopback, listens before the file's tests and closes after them.
+   */
+  static forThisFile(): HttpsReceiver {
+    const receiver = new HttpsReceiver();
+    let restoreDns = () => {};
+    before(async () => {
+      requireTestCa();
+      restoreDns = useLocalhostNames();
+      await new Promise<void>((r) => receiver.server.listen(0, '127.0.0.1', r));
+    });
+    after(async () => {
+      await receiver.close();
+      restoreDns();
+    });
     return receiver;
   }
 
