@@ -14,6 +14,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, request as undiciRequest } from 'undici';
 import { compileAllowList, isIpAllowed, parseIpLiteral, type AllowList } from './address-policy.js';
 import { checkDeclaredLength, decodersFor, readCappedBody } from './body.js';
+import { RequestAbort } from './request-abort.js';
 import { EgressError, type Egress, type EgressRequest, type EgressResponse } from './types.js';
 
 export { isAddressAllowed } from './address-policy.js';
@@ -204,7 +205,7 @@ export function createEgress(options: EgressOptions): Egress {
     return agent;
   }
 
-  async function run(startUrl: string, init: EgressRequest, signal: AbortSignal): Promise<EgressResponse> {
+  async function run(startUrl: string, init: EgressRequest, signal: RequestAbort): Promise<EgressResponse> {
     const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
     const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
     const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS));
@@ -252,7 +253,7 @@ export function createEgress(options: EgressOptions): Egress {
         checkDeclaredLength(res.headers['content-length'], maxBytes);
         const bodyless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
         const decoders = bodyless ? [] : decodersFor(res.headers['content-encoding']);
-        const data = await readCappedBody(res.body, decoders, maxBytes, signal);
+        const data = await readCappedBody(res.body, decoders, maxBytes, signal.toAbortSignal());
         const outHeaders: EgressResponse['headers'] = { ...res.headers };
         if (decoders.length > 0) {
           // The body we return is decoded, so the wire framing headers no longer describe it.
@@ -280,24 +281,23 @@ export function createEgress(options: EgressOptions): Egress {
       callerSignal?.throwIfAborted();
 
       const timeoutMs = positiveOr(init.timeoutMs, DEFAULT_TIMEOUT_MS);
-      const controller = new AbortController();
+      const abort = new RequestAbort(callerSignal);
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
-        controller.abort(new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`));
+        abort.abort(new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`));
       }, timeoutMs);
-      const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
-      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+      callerSignal?.addEventListener('abort', abort, { once: true });
 
       try {
-        return await run(url, init, controller.signal);
+        return await run(url, init, abort);
       } catch (err) {
         if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`);
         if (callerSignal?.aborted) throw callerSignal.reason;
         throw toEgressError(err);
       } finally {
         clearTimeout(timer);
-        callerSignal?.removeEventListener('abort', onCallerAbort);
+        callerSignal?.removeEventListener('abort', abort);
       }
     },
 

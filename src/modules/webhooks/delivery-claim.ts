@@ -16,6 +16,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
+import { claimDue, claimDueSkipLocked, selectEvents, selectWebhookStates } from './delivery-sql.js';
 
 export interface ClaimedDelivery {
   id: string;
@@ -51,35 +52,11 @@ export async function claimDeliveries(
   return deps.db.transaction().execute(async (trx) => {
     if (alsoInTransaction) await alsoInTransaction(trx);
     if (max <= 0) return [];
-    let due = trx
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at_ms', '<=', now)
-      .orderBy('next_attempt_at_ms')
-      .orderBy('id')
-      .limit(max);
-    if (deps.caps.skipLocked) due = due.forUpdate().skipLocked();
-    const claimed = await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        status: 'delivering',
-        lease_token: eb('lease_token', '+', 1),
-        lease_owner: owner,
-        lease_expires_at_ms: now + leaseMs,
-        updated_at_ms: now,
-      }))
-      .where('id', 'in', due)
-      .where('status', '=', 'pending')
-      .returning(['id', 'workspace_id', 'webhook_id', 'event_id', 'attempts', 'replay_count', 'lease_token'])
-      .execute();
+    const claimed = (await (deps.caps.skipLocked ? claimDueSkipLocked : claimDue)(trx, owner, now + leaseMs, now, max)).rows;
     if (claimed.length === 0) return [];
     // The events (one lookup each) and the batch's few webhooks with their verification state.
-    const events = await trx
-      .selectFrom('events')
-      .select(['id', 'type', 'workspace_id', 'created_at_ms', 'data_json'])
-      .where('id', 'in', [...new Set(claimed.map((c) => c.event_id))])
-      .execute();
+    const eventIds = [...new Set(claimed.map((c) => c.event_id))];
+    const events = (await selectEvents(eventIds.length)(trx, ...eventIds)).rows;
     const hooks = await readWebhookStates(trx, [...new Set(claimed.map((c) => c.webhook_id))]);
     const readAt = performance.now();
     const eventById = new Map(events.map((e) => [e.id, e]));
@@ -106,13 +83,8 @@ export async function claimDeliveries(
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** Webhooks with the workspace in which their hostname is verified now (if any). */
-function readWebhookStates(db: Db, ids: string[]) {
-  return db
-    .selectFrom('webhooks as w')
-    .leftJoin('domains as dm', (join) => join.onRef('dm.hostname', '=', 'w.hostname').on('dm.status', '=', 'verified'))
-    .select(['w.id', 'w.workspace_id', 'w.url', 'w.hostname', 'w.enabled', 'w.revoked_at_ms', 'w.secret_enc', 'dm.workspace_id as verified_workspace_id'])
-    .where('w.id', 'in', ids)
-    .execute();
+async function readWebhookStates(db: Db, ids: string[]) {
+  return (await selectWebhookStates(ids.length)(db, ...ids)).rows;
 }
 
 function webhookState(w: Awaited<ReturnType<typeof readWebhookStates>>[number], workspaceId: string): Pick<ClaimedDelivery, 'webhook' | 'authorized'> {

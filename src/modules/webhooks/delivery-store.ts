@@ -5,6 +5,7 @@
  */
 import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, DeliveryStatus, Row, WebhookDeliveriesTable } from '../../db/schema.js';
+import { finishSucceededRows, succeededUnderLease } from './delivery-sql.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -110,21 +111,11 @@ export async function finishAttempt(
  */
 export async function finishSucceeded(db: Db, items: readonly { id: string; leaseToken: number }[], statusCode: number, now: number): Promise<Set<string>> {
   if (items.length === 0) return new Set();
-  const rows = await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({
-      status: 'succeeded',
-      attempts: eb('attempts', '+', 1),
-      last_status_code: statusCode,
-      last_error_code: null,
-      delivered_at_ms: now,
-      updated_at_ms: now,
-      lease_owner: null,
-      lease_expires_at_ms: null,
-    }))
-    .where('status', '=', 'delivering')
-    .where((eb) => eb.or(items.map((i) => eb.and([eb('id', '=', i.id), eb('lease_token', '=', i.leaseToken)]))))
-    .returning('id')
-    .execute();
+  const args: unknown[] = [statusCode, now];
+  for (const i of items) args.push(i.id, i.leaseToken);
+  const { numAffectedRows } = await finishSucceededRows(items.length)(db, ...args);
+  if (numAffectedRows !== undefined && Number(numAffectedRows) === items.length) return new Set(items.map((i) => i.id));
+  // Some lease was lost: which rows were written (exact inside the caller's transaction).
+  const { rows } = await succeededUnderLease(items.length)(db, ...args.slice(2));
   return new Set(rows.map((r) => r.id));
 }

@@ -8,9 +8,12 @@
  * claimed moments before they are sent, so what the claim read about the webhook, its secret and
  * its authorization is milliseconds old when the request goes out; one that waited longer than
  * STALE_STATE_MS behind slow destinations reads it again), and a slot is refilled from
- * it as soon as a response arrives; successes are written together by one conditional UPDATE
- * every SUCCESS_FLUSH_MS (the slot is free meanwhile; the row stays leased until then). Woken when this process schedules or replays deliveries and when the
- * local queue runs low; otherwise it polls every `pollMs`.
+ * it as soon as a response arrives; successes are written together by one conditional UPDATE,
+ * riding along in the next claim's transaction or after SUCCESS_FLUSH_MS (the slot is free
+ * meanwhile; the row stays leased until then). The hot statements are precompiled
+ * (delivery-sql.ts). Woken when this process schedules or replays deliveries and when the local
+ * queue runs dry (a claim then takes 2 × `concurrency`: half the statements and commits of
+ * refilling every `concurrency`); otherwise it polls every `pollMs`.
  *
  * `stop()` stops claiming, gives claimed-but-unsent deliveries back at once, lets attempts in
  * flight finish for a grace period, then aborts the rest and gives them back too. `runOnce()`
@@ -32,6 +35,12 @@ const SUCCESS_BATCH = 200;
 const SUCCESS_FLUSH_MS = 20;
 /** A claimed delivery that waited longer than this in the local queue re-reads its webhook first. */
 const STALE_STATE_MS = 1_000;
+/** A claim waits until it can take at least this many × `concurrency` deliveries. */
+const CLAIM_BATCH = 2;
+
+function logContext(d: ClaimedDelivery) {
+  return { deliveryId: d.id, webhookId: d.webhookId, workspaceId: d.workspaceId };
+}
 
 export interface DeliveryWorkerOptions {
   /** Attempts on the wire at once (default 32). */
@@ -52,10 +61,10 @@ export interface DeliveryStats {
 interface PendingSuccess {
   d: ClaimedDelivery;
   statusCode: number;
-  /** Notes whether the write found the lease (inside the transaction). */
-  held: (held: boolean) => void;
-  /** Resolves the attempt once the transaction committed. */
-  settle: () => void;
+  /** Whether the write found the lease (set inside the transaction). */
+  held: boolean;
+  /** Resolves the attempt with `held` once the transaction committed. */
+  settle: (held: boolean) => void;
   fail: (err: unknown) => void;
 }
 
@@ -191,9 +200,9 @@ export class DeliveryWorker {
       await recoverExpiredDeliveries(this.deps);
     }
     // Room: the free slots plus a local queue of up to 2 × `concurrency` claimed deliveries,
-    // claimed a batch of at least `concurrency` at a time (an idle worker takes what is due).
+    // claimed a batch of at least CLAIM_BATCH × `concurrency` at a time (an idle worker takes what is due).
     const room = 3 * this.concurrency - this.sending - this.ready.length;
-    if (room < this.concurrency && this.sending + this.ready.length > 0) return 0;
+    if (room < CLAIM_BATCH * this.concurrency && this.sending + this.ready.length > 0) return 0;
     // Successes waiting for their write ride along in the claim's transaction (one commit).
     const successes = this.flushing ? [] : this.takeSuccesses();
     let batch: ClaimedDelivery[];
@@ -203,7 +212,7 @@ export class DeliveryWorker {
       for (const s of successes) s.fail(err);
       throw err;
     }
-    for (const s of successes) s.settle();
+    for (const s of successes) s.settle(s.held);
     this.backlog = batch.length === room;
     if (this.stopped) {
       await Promise.all(batch.map((d) => this.release(d)));
@@ -217,7 +226,7 @@ export class DeliveryWorker {
   /** Fills free slots from the local queue; asks for a claim when the queue runs low. */
   private pump(): void {
     while (!this.stopped && this.sending < this.concurrency && this.ready.length > 0) this.launch(this.ready.shift()!);
-    if (!this.stopped && this.backlog && this.ready.length <= this.concurrency) this.signal();
+    if (!this.stopped && this.backlog && this.sending + this.ready.length <= (3 - CLAIM_BATCH) * this.concurrency) this.signal();
   }
 
   private launch(d: ClaimedDelivery): void {
@@ -231,7 +240,6 @@ export class DeliveryWorker {
 
   /** One attempt: send, free the slot (`sent`), then write the outcome under the lease. */
   private async attempt(claimed: ClaimedDelivery, signal: AbortSignal, sent: () => void = () => {}): Promise<void> {
-    const ctx = { deliveryId: claimed.id, webhookId: claimed.webhookId, workspaceId: claimed.workspaceId };
     let d = claimed;
     let outcome: AttemptOutcome;
     try {
@@ -241,7 +249,7 @@ export class DeliveryWorker {
       sent();
       if (signal.aborted) await this.release(d);
       // Otherwise unexpected (secret unreadable …): the lease expires and the delivery is retried.
-      else this.deps.log.error({ err, ...ctx }, 'delivery attempt crashed');
+      else this.deps.log.error({ err, ...logContext(claimed) }, 'delivery attempt crashed');
       return;
     }
     sent();
@@ -249,12 +257,12 @@ export class DeliveryWorker {
       const status = outcome.kind === 'succeeded' ? ((await this.recordSuccess(d, outcome.statusCode)) ? 'succeeded' : undefined) : await recordOutcome(this.deps, d, outcome);
       if (status === undefined) {
         this.stats.leaseLost++;
-        this.deps.log.warn(ctx, 'delivery lease lost before its outcome was recorded; outcome dropped');
+        this.deps.log.warn(logContext(claimed), 'delivery lease lost before its outcome was recorded; outcome dropped');
       } else if (status === 'pending') this.stats.retried++;
       else this.stats[status]++;
     } catch (err) {
       // The database refused the write: the lease expires and the delivery is sent again.
-      this.deps.log.error({ err, ...ctx }, 'recording a delivery outcome failed');
+      this.deps.log.error({ err, ...logContext(claimed) }, 'recording a delivery outcome failed');
     }
   }
 
@@ -267,8 +275,7 @@ export class DeliveryWorker {
   /** Queues a success for the next batched write; resolves with whether the lease still held. */
   private recordSuccess(d: ClaimedDelivery, statusCode: number): Promise<boolean> {
     return new Promise<boolean>((done, fail) => {
-      let held = false;
-      this.successes.push({ d, statusCode, held: (h) => (held = h), settle: () => done(held), fail });
+      this.successes.push({ d, statusCode, held: false, settle: done, fail });
       if (this.successes.length >= SUCCESS_BATCH) void this.flushSuccesses();
       else this.flushTimer ??= setTimeout(() => void this.flushSuccesses(), SUCCESS_FLUSH_MS);
     });
@@ -290,7 +297,7 @@ export class DeliveryWorker {
       .transaction()
       .execute((trx) => this.writeSuccesses(trx, batch))
       .then(
-        () => batch.forEach((s) => s.settle()),
+        () => batch.forEach((s) => s.settle(s.held)),
         (err: unknown) => batch.forEach((s) => s.fail(err)),
       )
       .finally(() => (this.flushing = undefined));
@@ -309,7 +316,7 @@ export class DeliveryWorker {
     const now = this.deps.clock.now();
     for (const [statusCode, group] of byStatus) {
       const held = await finishSucceeded(trx, group.map((s) => ({ id: s.d.id, leaseToken: s.d.leaseToken })), statusCode, now);
-      for (const s of group) s.held(held.has(s.d.id));
+      for (const s of group) s.held = held.has(s.d.id);
     }
   }
 }

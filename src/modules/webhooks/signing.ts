@@ -26,7 +26,23 @@ export interface EventRecord {
  * bytes equal JSON.stringify of the parsed event and are the same at every attempt.
  */
 export function eventBody(e: EventRecord): string {
-  return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"workspaceId":${JSON.stringify(e.workspaceId)},"createdAt":${JSON.stringify(toIso(e.createdAtMs))},"data":${e.dataJson}}`;
+  return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"workspaceId":${JSON.stringify(e.workspaceId)},"createdAt":"${createdIso(e.createdAtMs)}","data":${e.dataJson}}`;
+}
+
+/** The last whole second formatted, as `YYYY-MM-DDTHH:MM:SS.` (a worker sends events in creation order). */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/** toIso(ms), formatting the date only when the second changes (same string as toISOString). */
+function createdIso(ms: number): string {
+  if (!Number.isSafeInteger(ms) || ms < 0) return toIso(ms);
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    isoPrefix = toIso(second * 1000).slice(0, -4);
+    isoSecond = second;
+  }
+  const milli = ms - second * 1000;
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 export function signatureHeader(secret: string, body: string, unixSeconds: number): string {
