@@ -23,6 +23,11 @@ export interface Capabilities {
   singleWriter: boolean;
   /** Row locks with `FOR UPDATE SKIP LOCKED` are available. */
   skipLocked: boolean;
+  /**
+   * The driver keeps named statements per connection (node-postgres): a hot query sent by name
+   * is parsed and planned once per connection instead of on every call (jobs/prepared.ts).
+   */
+  namedStatements?: boolean;
 }
 
 export interface DatabaseHandle {
@@ -85,7 +90,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
-      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true },
+      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true, namedStatements: true },
       url,
       close: () => db.destroy(),
     };

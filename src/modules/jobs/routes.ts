@@ -9,6 +9,7 @@ import { IdParams, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '
 import { QueuedJobSchema } from '../runs/routes.js';
 import { readOutput } from './output.js';
 import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js';
+import type { JobSnapshot } from './snapshot.js';
 
 const JobMetadataFields = {
   id: Uuid,
@@ -53,6 +54,9 @@ const QueueSchema = Type.Object({
 });
 
 const JobParams = IdParams('jobId');
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+/** GET /v1/jobs/{id} response bodies by (cached) snapshot object. */
+const snapshotBodies = new WeakMap<JobSnapshot, string>();
 type JobParamsT = { jobId: string };
 
 export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
@@ -71,7 +75,17 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       schema: { tags: ['jobs'], summary: 'Job snapshot', headers: WorkspaceHeaders, params: JobParams, response: { 200: envelopeSchema(JobSnapshotSchema) } },
       config: { meta: { code: 'PUBLIC_JOBS_GET', message: 'Job read.', auth: 'key', scope: 'jobs:read', points: 1 } },
     },
-    async (request) => ok(request, await getJob(deps, requireAuth(request).workspace.id, request.params.jobId)),
+    async (request, reply) => {
+      const snapshot = await getJob(deps, requireAuth(request).workspace.id, request.params.jobId);
+      // Snapshots are shared while a job does not change (snapshot.ts), so their response body is
+      // serialized once, by the route's own response serializer, and sent as it is.
+      let body = snapshotBodies.get(snapshot);
+      if (body === undefined) {
+        body = reply.serialize(ok(request, snapshot)) as string;
+        snapshotBodies.set(snapshot, body);
+      }
+      return reply.type(JSON_CONTENT_TYPE).send(body);
+    },
   );
 
   app.get<{ Params: JobParamsT; Querystring: { cursor?: string } }>(

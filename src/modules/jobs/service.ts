@@ -22,7 +22,7 @@ async function requireJob(deps: Deps, workspaceId: string, jobId: string) {
 }
 
 export async function getJob(deps: Deps, workspaceId: string, jobId: string): Promise<JobSnapshot> {
-  const row = await store.findJobForRead(deps.db, workspaceId, jobId);
+  const row = await store.findJobForRead(deps.db, deps.caps, workspaceId, jobId);
   if (!row) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
   return toSnapshot(deps, row);
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { toIso } from '../../lib/clock.js';
 import { signedMediaUrl } from '../media/service.js';
 import { projectOutput } from './projection.js';
-import type { JobRow } from './store.js';
+import type { JobReadRow } from './store.js';
 
 export interface JobMetadata {
   id: string;
@@ -26,7 +26,7 @@ export interface JobSnapshot extends JobMetadata {
   output: Record<string, unknown>;
 }
 
-export function toMetadata(row: JobRow): JobMetadata {
+export function toMetadata(row: JobReadRow): JobMetadata {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -61,7 +61,7 @@ export async function presentResult(deps: Deps, workspaceId: string, value: unkn
   return value;
 }
 
-export function storedResult(row: JobRow): Record<string, unknown> | null {
+export function storedResult(row: Pick<JobReadRow, 'output_json'>): Record<string, unknown> | null {
   return row.output_json === null ? null : (JSON.parse(row.output_json) as Record<string, unknown>);
 }
 
@@ -73,7 +73,7 @@ export function storedResult(row: JobRow): Record<string, unknown> | null {
 const SNAPSHOT_CACHE_MAX = 2000;
 const snapshots = new Map<string, JobSnapshot>();
 
-export async function toSnapshot(deps: Deps, row: JobRow): Promise<JobSnapshot> {
+export async function toSnapshot(deps: Deps, row: JobReadRow): Promise<JobSnapshot> {
   const signingTime = Math.floor(deps.clock.now() / 1000) * 1000;
   const key = `${row.id}:${row.version}:${row.status}:${row.cost_mc}:${row.output_sha256}:${signingTime}`;
   const cached = snapshots.get(key);

@@ -1,5 +1,6 @@
 /** SQL for jobs and their version history. Writes by workers are fenced by the lease token. */
 import { sql, SqliteAdapter, type Kysely, type Transaction, type Updateable } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
 import type { Database, JobStatus, JobsTable, Row } from '../../db/schema.js';
 import { arg, prepared } from './prepared.js';
 
@@ -30,6 +31,33 @@ export async function findJob(db: Db, workspaceId: string, id: string): Promise<
   return (await findJobQuery(db, workspaceId, id)).rows[0];
 }
 
+/** The columns a snapshot shows (snapshot.ts): GET /v1/jobs/{id} reads no more than these. */
+export const JOB_READ_COLUMNS = [
+  'id', 'workspace_id', 'tool_slug', 'operation_id', 'status', 'execution_origin', 'output_json', 'output_sha256', 'progress',
+  'cost_mc', 'max_cost_mc', 'error_code', 'version', 'created_at_ms', 'started_at_ms', 'completed_at_ms',
+] as const satisfies readonly (keyof JobsTable)[];
+export type JobReadRow = Pick<JobRow, (typeof JOB_READ_COLUMNS)[number]>;
+
+/**
+ * Every write that changes what a snapshot shows bumps `version` (cost is added inside such a
+ * write; heartbeats and checkpoints touch nothing shown), so these fields tell whether a job row
+ * read earlier still holds. The snapshot cache (snapshot.ts) is keyed by the same fields.
+ */
+const JOB_PROBE_COLUMNS = ['version', 'status', 'cost_mc', 'output_sha256'] as const satisfies readonly (keyof JobsTable)[];
+
+// Named columns (no `*`), so the named statements survive a migration that adds a column.
+const readJobQuery = prepared((db) => db.selectFrom('jobs').select(JOB_READ_COLUMNS).where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
+const probeJobQuery = prepared((db) => db.selectFrom('jobs').select(JOB_PROBE_COLUMNS).where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
+
+const ROW_CACHE_MAX = 5000;
+const ROW_CACHE_MAX_OUTPUT = 64 * 1024;
+
+function keep(cache: Map<string, JobReadRow>, row: JobReadRow): void {
+  if ((row.output_json?.length ?? 0) > ROW_CACHE_MAX_OUTPUT) return;
+  if (cache.size >= ROW_CACHE_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(row.id, row);
+}
+
 /**
  * Embedded SQLite only, where this process is the one writer: job rows read for snapshots are
  * kept in memory (small results only), and every write of a job (this module and the claim
@@ -37,10 +65,15 @@ export async function findJob(db: Db, workspaceId: string, id: string): Promise<
  * kept, since it may predate that write. Reads queue behind open write transactions on the one
  * SQLite connection, so a kept row was committed.
  */
-const ROW_CACHE_MAX = 5000;
-const ROW_CACHE_MAX_OUTPUT = 64 * 1024;
-const rowCache = new Map<string, JobRow>();
+const rowCache = new Map<string, JobReadRow>();
 let jobWrites = 0;
+
+/**
+ * Elsewhere (PostgreSQL, other processes writing): rows read earlier, each used only after a
+ * read of its probe columns (same workspace and job) shows it unchanged. A poll of an unchanged
+ * job then transfers four short columns instead of the whole row and result.
+ */
+const checkedRows = new Map<string, JobReadRow>();
 
 /** Called before every write of a job row. */
 export function noteJobWrite(id: string): void {
@@ -48,17 +81,32 @@ export function noteJobWrite(id: string): void {
   rowCache.delete(id);
 }
 
-/** findJob for GET /v1/jobs/{id}, served from memory on SQLite while the job does not change. */
-export async function findJobForRead(db: Db, workspaceId: string, id: string): Promise<JobRow | undefined> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return findJob(db, workspaceId, id);
-  const hit = rowCache.get(id);
-  if (hit) return hit.workspace_id === workspaceId ? hit : undefined;
-  const before = jobWrites;
-  const row = await findJob(db, workspaceId, id);
-  if (row && before === jobWrites && (row.output_json?.length ?? 0) <= ROW_CACHE_MAX_OUTPUT) {
-    if (rowCache.size >= ROW_CACHE_MAX) rowCache.delete(rowCache.keys().next().value!);
-    rowCache.set(id, row);
+function unchanged(head: Pick<JobReadRow, (typeof JOB_PROBE_COLUMNS)[number]>, row: JobReadRow): boolean {
+  return head.version === row.version && head.status === row.status && head.cost_mc === row.cost_mc && head.output_sha256 === row.output_sha256;
+}
+
+/**
+ * The job as GET /v1/jobs/{id} shows it, in one read while the job does not change: the
+ * statements are named where the driver keeps them (PostgreSQL plans them once per connection);
+ * on embedded SQLite the row is served from memory. Another workspace's job is not found.
+ */
+export async function findJobForRead(db: Db, caps: Capabilities, workspaceId: string, id: string): Promise<JobReadRow | undefined> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    const hit = rowCache.get(id);
+    if (hit) return hit.workspace_id === workspaceId ? hit : undefined;
+    const before = jobWrites;
+    const row = (await readJobQuery(db, workspaceId, id)).rows[0];
+    if (row && before === jobWrites) keep(rowCache, row);
+    return row;
   }
+  const known = checkedRows.get(id);
+  if (known && known.workspace_id === workspaceId) {
+    const head = (await probeJobQuery.named(db, caps.namedStatements, workspaceId, id)).rows[0];
+    if (!head) return undefined;
+    if (unchanged(head, known)) return known;
+  }
+  const row = (await readJobQuery.named(db, caps.namedStatements, workspaceId, id)).rows[0];
+  if (row) keep(checkedRows, row);
   return row;
 }
 
