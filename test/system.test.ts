@@ -118,6 +118,32 @@ describeEachDatabase('system endpoints', (get) => {
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
+  test('worker maintenance deletes idempotency records past 24 h and stream slots whose heartbeat stopped', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps);
+    const now = ctx.clock.now();
+    const base = { key_id: t.key.id, workspace_id: t.workspace.id, request_hash: 'h', state: 'done' as const, status_code: 202, response_json: '{}' };
+    await ctx.deps.db
+      .insertInto('idempotency_keys')
+      .values([
+        { ...base, idem_key: 'old', created_at_ms: now - 90_000_000, expires_at_ms: now - 3_600_000 },
+        { ...base, idem_key: 'fresh', created_at_ms: now, expires_at_ms: now + 86_400_000 },
+      ])
+      .execute();
+    await ctx.deps.db
+      .insertInto('stream_slots')
+      .values([
+        { id: 'slot-dead', workspace_id: t.workspace.id, key_id: t.key.id, job_id: 'j', expires_at_ms: now - 1 },
+        { id: 'slot-live', workspace_id: t.workspace.id, key_id: t.key.id, job_id: 'j', expires_at_ms: now + 30_000 },
+      ])
+      .execute();
+    await runMaintenanceOnce(ctx.deps);
+    const keys = await ctx.deps.db.selectFrom('idempotency_keys').select('idem_key').where('workspace_id', '=', t.workspace.id).execute();
+    assert.deepEqual(keys.map((k) => k.idem_key), ['fresh']);
+    const slots = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    assert.deepEqual(slots.map((r) => r.id), ['slot-live']);
+  });
+
   test('startMaintenance runs a pass at once and its stop waits for the pass in progress', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);

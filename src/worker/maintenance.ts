@@ -1,12 +1,15 @@
 /**
  * Periodic housekeeping run by worker processes (ROLE worker or all): expiring credit
  * allocations that became due (except what open holds admitted before the expiry still need;
- * that part expires when those holds settle: billing/expiry.ts). Each pass is idempotent and
+ * that part expires when those holds settle: billing/expiry.ts), deleting idempotency records
+ * past their 24 h and stream slots whose process stopped heartbeating. Each pass is idempotent and
  * safe to run in several processes at once (the expiry itself is one transaction per workspace,
  * under its lock, that re-reads what is due).
  */
 import type { Deps } from '../deps.js';
 import { sweepExpirations } from '../modules/billing/service.js';
+import { purgeExpired as purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
+import { deleteAllExpiredSlots } from '../modules/jobs/stream-store.js';
 
 export const MAINTENANCE_INTERVAL_MS = 60_000;
 const SWEEP_BATCH = 100;
@@ -20,6 +23,10 @@ export async function runMaintenanceOnce(deps: Deps, shouldStop: () => boolean =
     const n = await sweepExpirations(deps, SWEEP_BATCH);
     settled += n;
     if (n < SWEEP_BATCH) break;
+  }
+  if (!shouldStop()) {
+    await purgeExpiredIdempotencyKeys(deps);
+    await deleteAllExpiredSlots(deps.db, deps.clock.now());
   }
   return settled;
 }

@@ -24,6 +24,11 @@ export async function deleteExpiredSlots(db: Db, workspaceId: string, now: numbe
   await db.deleteFrom('stream_slots').where('workspace_id', '=', workspaceId).where('expires_at_ms', '<=', now).execute();
 }
 
+/** Housekeeping: slots of every workspace whose heartbeat stopped (crashed processes). */
+export async function deleteAllExpiredSlots(db: Db, now: number): Promise<void> {
+  await db.deleteFrom('stream_slots').where('expires_at_ms', '<=', now).execute();
+}
+
 export async function insertSlot(db: Db, slot: Row<'stream_slots'>): Promise<void> {
   await db.insertInto('stream_slots').values(slot).execute();
 }
