@@ -30,6 +30,8 @@ export interface Config {
   webhookMaxAttempts: number;
   /** Deadline of one webhook delivery attempt (connect, send, response headers and body). */
   webhookTimeoutMs: number;
+  /** Days an event (and its finished webhook deliveries) is kept before housekeeping deletes it. */
+  eventRetentionDays: number;
   outputCursorTtlS: number;
   mediaUrlTtlS: number;
   /** Region of the S3 client (AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1); credentials stay with the AWS SDK's own chain. */
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryCapMs: int('WEBHOOK_RETRY_CAP_MS', 3_600_000, 1, 86_400_000),
     webhookMaxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 12, 1, 100),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    eventRetentionDays: int('EVENT_RETENTION_DAYS', 30, 1, 3650),
     outputCursorTtlS: int('OUTPUT_CURSOR_TTL_S', 1800, 1, 86_400),
     mediaUrlTtlS: int('MEDIA_URL_TTL_S', 900, 1, 604_800),
     s3Region,

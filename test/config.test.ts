@@ -38,6 +38,7 @@ describe('configuration', () => {
     assert.equal(c.webhookRetryBaseMs, 30_000);
     assert.equal(c.webhookRetryCapMs, 3_600_000);
     assert.equal(c.webhookMaxAttempts, 12);
+    assert.equal(c.eventRetentionDays, 30);
     assert.equal(c.outputCursorTtlS, 1800);
     assert.equal(c.mediaUrlTtlS, 900);
     assert.equal(c.jobLeaseMs, 30_000);
@@ -110,6 +111,7 @@ describe('configuration', () => {
       SECRET_KEY: 'too-short',
       LOG_LEVEL: 'loud',
       WEBHOOK_MAX_ATTEMPTS: '0',
+      EVENT_RETENTION_DAYS: 'forever',
       OUTPUT_CURSOR_TTL_S: '-5',
       JOB_LEASE_MS: '10',
       USAGE_FLUSH_MS: '1.5',
@@ -129,6 +131,7 @@ describe('configuration', () => {
       ['SECRET_KEY', /^SECRET_KEY .*32/],
       ['LOG_LEVEL', /^LOG_LEVEL .*"loud"/],
       ['WEBHOOK_MAX_ATTEMPTS', /^WEBHOOK_MAX_ATTEMPTS /],
+      ['EVENT_RETENTION_DAYS', /^EVENT_RETENTION_DAYS /],
       ['OUTPUT_CURSOR_TTL_S', /^OUTPUT_CURSOR_TTL_S /],
       ['JOB_LEASE_MS', /^JOB_LEASE_MS /],
       ['USAGE_FLUSH_MS', /^USAGE_FLUSH_MS /],

@@ -144,6 +144,34 @@ describeEachDatabase('system endpoints', (get) => {
     assert.deepEqual(slots.map((r) => r.id), ['slot-live']);
   });
 
+  test('event retention: maintenance deletes events older than EVENT_RETENTION_DAYS with their finished deliveries, never one still being delivered', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps);
+    const day = 86_400_000;
+    const now = ctx.clock.now();
+    const retention = ctx.config.eventRetentionDays;
+    assert.equal(retention, 30, 'default retention: 30 days');
+    const old = now - (retention + 1) * day;
+    await ctx.deps.db
+      .insertInto('webhooks')
+      .values({ id: 'hook-1', workspace_id: t.workspace.id, url: 'https://hooks.example.com/x', hostname: 'hooks.example.com', event_types_json: '["job.completed"]', enabled: 1, secret_enc: 'sealed', created_at_ms: old, updated_at_ms: old, revoked_at_ms: null })
+      .execute();
+    const event = (id: string, at: number) => ({ id, workspace_id: t.workspace.id, type: 'job.completed', data_json: '{}', created_at_ms: at });
+    await ctx.deps.db.insertInto('events').values([event('ev-old-done', old), event('ev-old-pending', old), event('ev-old-bare', old), event('ev-recent', now - day)]).execute();
+    const delivery = (id: string, eventId: string, status: 'succeeded' | 'pending' | 'failed') => ({
+      id, workspace_id: t.workspace.id, webhook_id: 'hook-1', event_id: eventId, status, attempts: 1, replay_count: 0, next_attempt_at_ms: now, lease_token: 0, created_at_ms: old, updated_at_ms: old,
+    });
+    await ctx.deps.db
+      .insertInto('webhook_deliveries')
+      .values([delivery('d-done', 'ev-old-done', 'succeeded'), delivery('d-pending', 'ev-old-pending', 'pending'), delivery('d-recent', 'ev-recent', 'failed')])
+      .execute();
+    await runMaintenanceOnce(ctx.deps);
+    const events = await ctx.deps.db.selectFrom('events').select('id').where('workspace_id', '=', t.workspace.id).orderBy('id').execute();
+    assert.deepEqual(events.map((e) => e.id), ['ev-old-pending', 'ev-recent'], 'old finished events went; the one still being delivered and the recent one stay');
+    const deliveries = await ctx.deps.db.selectFrom('webhook_deliveries').select('id').where('workspace_id', '=', t.workspace.id).orderBy('id').execute();
+    assert.deepEqual(deliveries.map((d) => d.id), ['d-pending', 'd-recent']);
+  });
+
   test('startMaintenance runs a pass at once and its stop waits for the pass in progress', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);

@@ -6,6 +6,7 @@ import * as media from './0003-media.js';
 import * as webhooks from './0004-webhooks.js';
 import * as creditExpiry from './0005-credit-expiry.js';
 import * as workspaceTotals from './0006-workspace-totals.js';
+import * as eventRetention from './0007-event-retention.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-webhooks': webhooks,
   '0005-credit-expiry': creditExpiry,
   '0006-workspace-totals': workspaceTotals,
+  '0007-event-retention': eventRetention,
 };
