@@ -20,6 +20,7 @@ import { seedTenant } from './support/seed.js';
 import { getJob, run } from './support/jobs.js';
 import { baseUrl, openEventSource, waitFor, type ReceivedEvent } from './support/sse.js';
 import { FIXTURE_CERT, HttpsReceiver } from './support/https-receiver.js';
+import { onLogLines } from './support/processes.js';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
 
@@ -79,19 +80,7 @@ function startServer(env: Record<string, string>): Proc {
   started.push(child);
   const lines: Record<string, unknown>[] = [];
   const stderr: string[] = [];
-  let buffer = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      const text = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      try {
-        lines.push(JSON.parse(text));
-      } catch {
-        lines.push({ msg: text });
-      }
-    }
-  });
+  onLogLines(child.stdout!, (line) => lines.push(line));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   return {

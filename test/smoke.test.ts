@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { acquireServerLock, LockHeldError, lockFileFor } from '../src/process-lock.js';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
+import { onLogLines } from './support/processes.js';
 
 const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'smoke-admin-token-0123456789';
@@ -110,25 +111,12 @@ function startProcess(args: string[], env: Record<string, string>): Proc {
   const lines: Record<string, unknown>[] = [];
   const stderr: string[] = [];
   const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
-  let buffer = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const text = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      let line: Record<string, unknown>;
-      try {
-        line = JSON.parse(text);
-      } catch {
-        line = { msg: text };
-      }
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (w.match(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
+  onLogLines(child.stdout!, (line) => {
+    lines.push(line);
+    for (const w of [...waiters]) {
+      if (w.match(line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
       }
     }
   });

@@ -19,7 +19,6 @@ import { onDeliveriesScheduled } from '../src/modules/webhooks/fan-out.js';
 import { insertEvent } from '../src/modules/events/store.js';
 import { presentEvent } from '../src/modules/events/service.js';
 
-
 const receiver = HttpsReceiver.forThisFile();
 
 describeEachDatabase(

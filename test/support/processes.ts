@@ -36,6 +36,29 @@ process.on('exit', () => {
 });
 
 /** Starts `node dist/main.js serve` with `env` and resolves once it logged "service started". */
+/**
+ * Calls `onLine` with every line a child process writes to `stream`, parsed as a JSON log line
+ * (pino); a line that is not JSON arrives as `{msg: text}`.
+ */
+export function onLogLines<T extends Record<string, unknown> = Record<string, unknown>>(stream: NodeJS.ReadableStream, onLine: (line: T) => void): void {
+  let buffer = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+      const text = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      let line: T;
+      try {
+        line = JSON.parse(text) as T;
+      } catch {
+        line = { msg: text } as unknown as T;
+      }
+      onLine(line);
+    }
+  });
+}
+
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [DIST_MAIN, 'serve'], {
     cwd: resolve('.'),
@@ -47,22 +70,9 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
   let stderr = '';
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on('exit', (code, signal) => res({ code, signal })));
   const started = new Promise<LogLine>((res, rej) => {
-    let buffer = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffer += chunk;
-      let nl;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const text = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        let line: LogLine;
-        try {
-          line = JSON.parse(text) as LogLine;
-        } catch {
-          line = { msg: text };
-        }
-        lines.push(line);
-        if (line.msg === 'service started') res(line);
-      }
+    onLogLines<LogLine>(child.stdout!, (line) => {
+      lines.push(line);
+      if (line.msg === 'service started') res(line);
     });
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     void exit.then(({ code, signal }) => rej(new Error(`server exited (${code ?? signal}) before it started; stderr: ${stderr}; stdout: ${JSON.stringify(lines)}`)));
