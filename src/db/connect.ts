@@ -11,6 +11,7 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { registerSqliteStatements } from './sqlite-direct.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -57,7 +58,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    sqlite.pragma('cache_size = -65536');
+    sqlite.pragma('mmap_size = 268435456');
+    sqlite.pragma('temp_store = memory');
+    const statements = withStatementCache(sqlite);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+    registerSqliteStatements(db, statements);
     return {
       db,
       caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false },

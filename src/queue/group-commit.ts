@@ -14,6 +14,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
 import type { Database } from '../db/schema.js';
+import { directSqlite, runDirect } from '../db/sqlite-direct.js';
 
 export type Unit<T> = (trx: Transaction<Database>) => Promise<T>;
 
@@ -60,14 +61,14 @@ class GroupCommit {
       try {
         await this.db.transaction().execute(async (trx) => {
           for (const p of batch) {
-            await sql`savepoint group_unit`.execute(trx);
+            await statement(trx, 'savepoint group_unit');
             try {
               const value = await p.unit(trx);
-              await sql`release savepoint group_unit`.execute(trx);
+              await statement(trx, 'release savepoint group_unit');
               outcomes.push({ ok: true, value });
             } catch (err) {
-              await sql`rollback to savepoint group_unit`.execute(trx);
-              await sql`release savepoint group_unit`.execute(trx);
+              await statement(trx, 'rollback to savepoint group_unit');
+              await statement(trx, 'release savepoint group_unit');
               outcomes.push({ ok: false, value: err });
             }
           }
@@ -82,6 +83,13 @@ class GroupCommit {
       if (this.queue.length > 0) this.schedule();
     }
   }
+}
+
+/** A fixed statement of the batch: straight on embedded SQLite, through Kysely elsewhere. */
+async function statement(trx: Transaction<Database>, text: string): Promise<void> {
+  const direct = directSqlite(trx);
+  if (direct) runDirect(direct, text, []);
+  else await sql.raw(text).execute(trx);
 }
 
 const committers = new WeakMap<Kysely<Database>, GroupCommit>();

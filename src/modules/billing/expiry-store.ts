@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
 import type { Database } from '../../db/schema.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -25,17 +26,20 @@ export interface OpenHoldAmount {
 // credit_allocations_expiry_idx (a bound parameter cannot prove the index predicate).
 const HAS_CREDITS = sql<boolean>`remaining_mc > 0`;
 
-/** Due allocations of one workspace, earliest expiry first (the order settlement spends them). */
-export async function findDueAllocations(db: Db, workspaceId: string, now: number): Promise<DueAllocation[]> {
-  const rows = await db
+const findDueQuery = prepared((db) =>
+  db
     .selectFrom('credit_allocations')
     .select(['id', 'remaining_mc', 'expires_at_ms', 'expiry_settled_at_ms'])
-    .where('workspace_id', '=', workspaceId)
+    .where('workspace_id', '=', arg(0))
     .where(HAS_CREDITS)
-    .where('expires_at_ms', '<=', now)
+    .where('expires_at_ms', '<=', arg(1))
     .orderBy('expires_at_ms')
-    .orderBy('id')
-    .execute();
+    .orderBy('id'),
+);
+
+/** Due allocations of one workspace, earliest expiry first (the order settlement spends them). */
+export async function findDueAllocations(db: Db, workspaceId: string, now: number): Promise<DueAllocation[]> {
+  const { rows } = await findDueQuery(db, workspaceId, now);
   return rows.map((r) => ({
     id: r.id,
     remaining: Number(r.remaining_mc),

@@ -1,6 +1,7 @@
 /** SQL for credit allocations and the append-only transaction ledger. */
 import { SqliteAdapter, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import type { Database, Row } from '../../db/schema.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -107,15 +108,18 @@ function isLive(now: number) {
     eb.or([eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>', now), eb('expiry_settled_at_ms', 'is not', null)]);
 }
 
-/** Sum of remaining credits over allocations that have not expired at `now` (see isLive). */
-export async function sumLiveRemaining(db: Db, workspaceId: string, now: number): Promise<number> {
-  const r = await db
+const sumLiveQuery = prepared((db) =>
+  db
     .selectFrom('credit_allocations')
     .select((eb) => eb.fn.sum<number>('remaining_mc').as('total'))
-    .where('workspace_id', '=', workspaceId)
-    .where(isLive(now))
-    .executeTakeFirst();
-  return Number(r?.total ?? 0);
+    .where('workspace_id', '=', arg(0))
+    .where(isLive(arg(1))),
+);
+
+/** Sum of remaining credits over allocations that have not expired at `now` (see isLive). */
+export async function sumLiveRemaining(db: Db, workspaceId: string, now: number): Promise<number> {
+  const { rows } = await sumLiveQuery(db, workspaceId, now);
+  return Number(rows[0]?.total ?? 0);
 }
 
 /** Live allocations (credits left, not expired; see isLive), oldest first, after the id `afterId`. */
@@ -190,11 +194,13 @@ export async function sumKeyOpenHolds(db: Db, keyId: string): Promise<number> {
   return Number(r?.total ?? 0);
 }
 
+const openHoldTotalQuery = prepared((db) => db.selectFrom('workspace_totals').select('open_hold_mc').where('workspace_id', '=', arg(0)));
+
 /** Credits held by open reservations, for the workspace or one key of it. */
 export async function sumOpenHolds(db: Db, workspaceId: string, keyId: string | null = null): Promise<number> {
   if (!keyId && db.getExecutor().adapter instanceof SqliteAdapter) {
     // SQLite keeps it by triggers in the same transaction as every hold change (migration 0006): O(1).
-    const t = await db.selectFrom('workspace_totals').select('open_hold_mc').where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const t = (await openHoldTotalQuery(db, workspaceId)).rows[0];
     return Number(t?.open_hold_mc ?? 0);
   }
   let q = db

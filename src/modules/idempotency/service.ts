@@ -84,7 +84,11 @@ const completeQuery = prepared((db) =>
     .where('state', '=', 'in_flight'),
 );
 
-async function claimIn(trx: Kysely<Database>, scope: IdempotencyScope, hash: string, now: number): Promise<Claim> {
+/**
+ * claim() inside the caller's transaction, for a request whose side effects and stored response
+ * commit in that same transaction: a refusal rolls the claim back with everything else.
+ */
+export async function claimIn(trx: Kysely<Database>, scope: IdempotencyScope, hash: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const [inserted] = (await claimQuery(trx, scope.keyId, scope.workspaceId, scope.idemKey, hash, now, now + IDEMPOTENCY_TTL_MS)).rows;
     if (inserted) return { kind: 'new' };

@@ -4,6 +4,9 @@
  * built once per dialect with placeholder arguments, and each call only swaps the parameters.
  * The SQL is exactly what the query builder produces, so typing and dialect handling stay Kysely's.
  *
+ * Inside an embedded SQLite transaction the statement runs straight on better-sqlite3
+ * (db/sqlite-direct.ts), skipping Kysely's asynchronous driver path.
+ *
  * On node-postgres (Capabilities.namedStatements) `.named()` also sends the statement by name:
  * the server parses and plans it once per connection instead of on every call (about 30 µs of
  * PostgreSQL CPU per call for a job read). Name the columns of a named SELECT (no `*`): a
@@ -13,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { directSqlite, runDirect } from '../../db/sqlite-direct.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -64,6 +68,8 @@ export function prepared<R>(build: (db: Db) => Compilable<R>): PreparedQuery<R> 
 
   const run = ((db: Db, ...args: unknown[]) => {
     const entry = entryFor(db);
+    const direct = directSqlite(db);
+    if (direct) return Promise.resolve(runDirect<R>(direct, entry.compiled.sql, parametersOf(entry, args)));
     return db.executeQuery<R>({ ...entry.compiled, parameters: parametersOf(entry, args) });
   }) as PreparedQuery<R>;
 

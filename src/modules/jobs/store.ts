@@ -126,13 +126,15 @@ export async function countPending(db: Db, workspaceId: string): Promise<number>
   return (await activeCounts(db, workspaceId)).pending;
 }
 
+const activeTotalsQuery = prepared((db) => db.selectFrom('workspace_totals').select(['pending_jobs', 'processing_jobs']).where('workspace_id', '=', arg(0)));
+
 /**
  * Waiting and running jobs of a workspace: on SQLite from the trigger-kept totals (migration
  * 0006), O(1); on PostgreSQL counted through the partial index of active jobs.
  */
 export async function activeCounts(db: Db, workspaceId: string): Promise<{ pending: number; processing: number }> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) {
-    const t = await db.selectFrom('workspace_totals').select(['pending_jobs', 'processing_jobs']).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const t = (await activeTotalsQuery(db, workspaceId)).rows[0];
     return { pending: Number(t?.pending_jobs ?? 0), processing: Number(t?.processing_jobs ?? 0) };
   }
   const rows = await db

@@ -1,9 +1,15 @@
 /**
  * POST /v1/runs, in one breath: check the operation and its input → claim the Idempotency-Key
- * (replay costs 1 point) → charge the operation's points → one transaction that locks the
- * workspace and key, checks the waiting-jobs capacity, reserves the bounded maximum cost against
- * credits and budgets, inserts the job and stores the response. Queued operations answer 202 and
- * a worker runs them; synchronous ones run at once and settle in a second transaction.
+ * (replay costs 1 point) → charge the operation's points → lock the workspace and key, check the
+ * waiting-jobs capacity, reserve the bounded maximum cost against credits and budgets, insert the
+ * job and store the response.
+ *
+ * A queued operation does all of it in ONE transaction, claim included: a refusal rolls back the
+ * claim with everything else, and a concurrent request with the same key finds either nothing or
+ * the stored response (on PostgreSQL it waits on the key's unique index until the first commits),
+ * so it replays. A synchronous operation claims the key in a transaction of its own (a concurrent
+ * duplicate then sees 409 IDEMPOTENCY_IN_PROGRESS while it runs), admits, runs at once and
+ * settles in a second transaction.
  */
 import type { Deps } from '../../deps.js';
 import { lockForUpdate } from '../../db/locking.js';
@@ -22,9 +28,10 @@ import { recordChange } from '../jobs/lifecycle.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
+import { arg, prepared } from '../jobs/prepared.js';
 import { reserve } from '../reservations/service.js';
 import { checkOperationRequest, priceOf } from '../tools/service.js';
-import { chargePoints } from '../usage/service.js';
+import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
 import { inTransaction } from '../../queue/group-commit.js';
 
@@ -62,10 +69,12 @@ export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: numbe
   }
 }
 
+const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select('id').where('workspace_id', '=', arg(0)).where('provider', '=', arg(1)));
+
 async function fundingOf(deps: Deps, trx: Trx, workspaceId: string, op: OperationContract): Promise<'credits' | 'provider_key'> {
   const provider = providerNameFor(op);
   if (!provider) return 'credits';
-  const own = await trx.selectFrom('provider_keys').select('id').where('workspace_id', '=', workspaceId).where('provider', '=', provider).executeTakeFirst();
+  const [own] = (await providerKeyQuery(trx, workspaceId, provider)).rows;
   return own ? 'provider_key' : 'credits';
 }
 
@@ -73,79 +82,108 @@ export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): 
   const idemKey = idempotency.validateIdempotencyKey(req.idempotencyKey);
   const { op, input } = await checkOperationRequest(deps, auth.key, auth.workspace.id, req.operationId, req.input);
   const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
-  const claim = await idempotency.claim(deps, scope, idempotency.requestHash('POST /v1/runs', { operationId: req.operationId, input: req.input }));
-  if (claim.kind === 'replay') {
-    await chargePoints(deps, auth.workspace, 1);
-    return { statusCode: claim.statusCode as 200 | 202, body: claim.body as Record<string, unknown>, replayed: true };
-  }
+  const hash = idempotency.requestHash('POST /v1/runs', { operationId: req.operationId, input: req.input });
+  if (op.asynchronous) return enqueueRun(deps, auth, op, input, req.executionOrigin, scope, hash);
+  const claim = await idempotency.claim(deps, scope, hash);
+  if (claim.kind === 'replay') return replay(deps, auth, claim);
   let job: JobRow;
   try {
     await chargePoints(deps, auth.workspace, operationPoints(op.id));
-    job = await admit(deps, auth, op, input, req.executionOrigin, scope);
+    job = await inTransaction(deps, (trx) => admit(deps, trx, auth, op, input, req.executionOrigin));
   } catch (err) {
     await idempotency.release(deps, scope);
     throw err;
   }
-  if (op.asynchronous) {
-    deps.jobsWakeup();
-    return {
-      statusCode: 202,
-      body: { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) },
-      replayed: false,
-    };
-  }
   return runSynchronously(deps, job, scope);
 }
 
-async function admit(deps: Deps, auth: AuthContext, op: OperationContract, input: Record<string, unknown>, origin: string, scope: idempotency.IdempotencyScope): Promise<JobRow> {
+async function replay(deps: Deps, auth: AuthContext, claim: Extract<idempotency.Claim, { kind: 'replay' }>): Promise<RunResponse> {
+  await chargePoints(deps, auth.workspace, 1);
+  return { statusCode: claim.statusCode as 200 | 202, body: claim.body as Record<string, unknown>, replayed: true };
+}
+
+/** Thrown inside the admission transaction when the point counters are not in memory yet. */
+class PointsNotLoaded extends Error {}
+
+/** A queued operation: claim, points, admission and the stored response in one transaction. */
+async function enqueueRun(
+  deps: Deps,
+  auth: AuthContext,
+  op: OperationContract,
+  input: Record<string, unknown>,
+  origin: string,
+  scope: idempotency.IdempotencyScope,
+  hash: string,
+): Promise<RunResponse> {
+  const points = operationPoints(op.id);
+  for (let attempt = 1; ; attempt++) {
+    await loadPoints(deps, auth.workspace);
+    try {
+      const outcome = await inTransaction(deps, async (trx) => {
+        const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
+        if (claim.kind === 'replay') return claim;
+        // Counters read from the database here would wait for the connection this transaction holds.
+        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        const job = await admit(deps, trx, auth, op, input, origin);
+        const body = { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) };
+        await idempotency.complete(trx, scope, 202, body);
+        return { kind: 'new' as const, body };
+      });
+      if (outcome.kind === 'replay') return replay(deps, auth, outcome);
+      deps.jobsWakeup();
+      return { statusCode: 202, body: outcome.body, replayed: false };
+    } catch (err) {
+      if (!(err instanceof PointsNotLoaded)) throw err;
+      // Counters are dropped only when idle, so a second miss in a row is a fault, not a race.
+      if (attempt >= 3) throw new AppError('UNAVAILABLE', { retryAfter: 1 });
+    }
+  }
+}
+
+async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContract, input: Record<string, unknown>, origin: string): Promise<JobRow> {
   const now = deps.clock.now();
   const price = priceOf(op, input);
   const id = newId();
-  return inTransaction(deps, async (trx) => {
-    await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
-    if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
-    const funding = await fundingOf(deps, trx, auth.workspace.id, op);
-    if (funding === 'credits') {
-      await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents });
-    }
-    const row: JobRow = {
-      id,
-      workspace_id: auth.workspace.id,
-      key_id: auth.key.id,
-      operation_id: op.id,
-      tool_slug: op.toolSlug,
-      status: op.asynchronous ? 'pending' : 'processing',
-      execution_origin: origin,
-      funding,
-      input_json: JSON.stringify(input),
-      output_json: null,
-      output_sha256: null,
-      progress: 0,
-      cost_mc: 0,
-      max_cost_mc: price.maximumMillicents,
-      error_code: null,
-      version: 1,
-      attempt: 1,
-      steps_total: simulatedSteps(op, input),
-      steps_done: 0,
-      checkpoint_json: null,
-      created_at_ms: now,
-      started_at_ms: op.asynchronous ? null : now,
-      completed_at_ms: null,
-      updated_at_ms: now,
-      run_after_ms: now,
-      lease_token: op.asynchronous ? 0 : 1,
-      lease_owner: op.asynchronous ? null : 'sync',
-      lease_expires_at_ms: op.asynchronous ? null : now + deps.config.jobLeaseMs,
-      recoveries: 0,
-    };
-    await jobs.insertJob(trx, row);
-    await recordChange(trx, row, now);
-    if (op.asynchronous) {
-      await idempotency.complete(trx, scope, 202, { kind: 'job', jobId: id, status: 'pending', maximumCostMillicents: price.maximumMillicents });
-    }
-    return row;
-  });
+  await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
+  if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
+  const funding = await fundingOf(deps, trx, auth.workspace.id, op);
+  if (funding === 'credits') {
+    await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents });
+  }
+  const row: JobRow = {
+    id,
+    workspace_id: auth.workspace.id,
+    key_id: auth.key.id,
+    operation_id: op.id,
+    tool_slug: op.toolSlug,
+    status: op.asynchronous ? 'pending' : 'processing',
+    execution_origin: origin,
+    funding,
+    input_json: JSON.stringify(input),
+    output_json: null,
+    output_sha256: null,
+    progress: 0,
+    cost_mc: 0,
+    max_cost_mc: price.maximumMillicents,
+    error_code: null,
+    version: 1,
+    attempt: 1,
+    steps_total: simulatedSteps(op, input),
+    steps_done: 0,
+    checkpoint_json: null,
+    created_at_ms: now,
+    started_at_ms: op.asynchronous ? null : now,
+    completed_at_ms: null,
+    updated_at_ms: now,
+    run_after_ms: now,
+    lease_token: op.asynchronous ? 0 : 1,
+    lease_owner: op.asynchronous ? null : 'sync',
+    lease_expires_at_ms: op.asynchronous ? null : now + deps.config.jobLeaseMs,
+    recoveries: 0,
+  };
+  await jobs.insertJob(trx, row);
+  await recordChange(trx, row, now);
+  return row;
 }
 
 const SYNC_TIMEOUT_MS = 20_000;

@@ -48,6 +48,22 @@ export async function chargePoints(deps: Deps, workspace: Workspace, points: num
   return result.minute;
 }
 
+/**
+ * chargePoints() without waiting, for callers inside a write transaction (which must not read
+ * the counters from the database): undefined when the workspace's counters are not in memory;
+ * load them with loadPoints() outside the transaction first.
+ */
+export function chargePointsNow(deps: Deps, workspace: Workspace, points: number): WindowView | undefined {
+  const result = deps.usage.chargeNow(workspace.id, points, resolveLimits(workspace));
+  if (result && !result.ok) throw rateLimitedError(deps.clock.now(), result);
+  return result?.minute;
+}
+
+/** Brings the workspace's point counters into memory (a no-op when they are). */
+export async function loadPoints(deps: Deps, workspace: Workspace): Promise<void> {
+  if (!deps.usage.peekNow(workspace.id, resolveLimits(workspace))) await deps.usage.peek(workspace.id, resolveLimits(workspace));
+}
+
 export async function peekMinute(deps: Deps, workspace: Workspace): Promise<WindowView> {
   return (await deps.usage.peek(workspace.id, resolveLimits(workspace))).minute;
 }
