@@ -37,6 +37,8 @@ export interface Config {
   /** Region of the S3 client (AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1); credentials stay with the AWS SDK's own chain. */
   s3Region: string;
   jobLeaseMs: number;
+  /** Jobs one worker process runs at once (provider work is mostly waiting; plan limits still cap each workspace). */
+  jobConcurrency: number;
   providersFile: string | undefined;
   logLevel: LogLevel;
   /** How often a process writes its usage-point deltas to the shared counters. */
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     mediaUrlTtlS: int('MEDIA_URL_TTL_S', 900, 1, 604_800),
     s3Region,
     jobLeaseMs: int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
+    jobConcurrency: int('JOB_CONCURRENCY', 32, 1, 1024),
     providersFile,
     logLevel: logLevel as LogLevel,
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),

@@ -67,11 +67,13 @@ export interface CreateDepsOptions {
   /** How often to poll the auth epoch; 0 disables polling (tests drive it). */
   epochPollMs?: number;
   net?: NetLookups;
+  /** Embedded SQLite: checkpoint the WAL on a worker thread (server processes). */
+  backgroundCheckpoint?: boolean;
 }
 
 export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const { config } = options;
-  const handle = options.database ?? (await openDatabase(config.databaseUrl));
+  const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const log = options.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', '*.secret', '*.apiKey'] });
   const clock = options.clock ?? systemClock;

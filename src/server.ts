@@ -44,7 +44,7 @@ export async function runServer(config: Config): Promise<void> {
   const releaseLock = databaseFile ? acquireServerLock(databaseFile) : () => {};
   let deps;
   try {
-    deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true });
+    deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true, backgroundCheckpoint: true });
   } catch (err) {
     releaseLock();
     throw err;
@@ -70,7 +70,7 @@ export async function runServer(config: Config): Promise<void> {
   if (config.role !== 'api') {
     // The job worker claims queued jobs (a job admitted in this process wakes it at once; other
     // processes find it by polling) and housekeeping expires credits.
-    const jobs = new JobWorker(deps);
+    const jobs = new JobWorker(deps, { concurrency: config.jobConcurrency });
     jobs.start();
     deps.jobsWakeup = () => jobs.notify();
     // The delivery worker sends webhooks; deliveries scheduled or replayed in this process wake

@@ -114,6 +114,7 @@ describe('configuration', () => {
       EVENT_RETENTION_DAYS: 'forever',
       OUTPUT_CURSOR_TTL_S: '-5',
       JOB_LEASE_MS: '10',
+      JOB_CONCURRENCY: '0',
       USAGE_FLUSH_MS: '1.5',
       PROVIDERS_FILE: '/no/such/providers.json',
     });
@@ -134,6 +135,7 @@ describe('configuration', () => {
       ['EVENT_RETENTION_DAYS', /^EVENT_RETENTION_DAYS /],
       ['OUTPUT_CURSOR_TTL_S', /^OUTPUT_CURSOR_TTL_S /],
       ['JOB_LEASE_MS', /^JOB_LEASE_MS /],
+      ['JOB_CONCURRENCY', /^JOB_CONCURRENCY /],
       ['USAGE_FLUSH_MS', /^USAGE_FLUSH_MS /],
       ['PROVIDERS_FILE', /^PROVIDERS_FILE: /],
     ];

@@ -12,6 +12,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { registerSqliteStatements } from './sqlite-direct.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -47,6 +48,8 @@ export interface OpenOptions {
   poolMax?: number;
   /** PGlite only: start from this data directory dump (`dumpDataDir()`) instead of an empty cluster. */
   pgliteDataDump?: Blob;
+  /** Embedded SQLite file only: WAL checkpoints on a worker thread (db/sqlite-checkpointer.ts); for servers. */
+  backgroundCheckpoint?: boolean;
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
@@ -64,11 +67,18 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const statements = withStatementCache(sqlite);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
     registerSqliteStatements(db, statements);
+    const checkpointer =
+      options.backgroundCheckpoint && path !== ':memory:'
+        ? startCheckpointer(sqlite, resolve(path), { onError: (message) => process.emitWarning(`SQLite background checkpoint failed: ${message}`) })
+        : undefined;
     return {
       db,
       caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false },
       url,
-      close: () => db.destroy(),
+      close: async () => {
+        await checkpointer?.stop();
+        await db.destroy();
+      },
     };
   }
   if (url.startsWith('pglite:')) {

@@ -14,8 +14,29 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([len, body, crc]);
 }
 
+/**
+ * The files are pure functions of their arguments, so each is made once and kept (a few hundred
+ * distinct ones at most); a job gets its own copy, so nothing it does can change the kept bytes.
+ */
+const made = new Map<string, Buffer>();
+const MAX_KEPT = 512;
+
+function kept(key: string, make: () => Buffer): Buffer {
+  let bytes = made.get(key);
+  if (!bytes) {
+    bytes = make();
+    if (made.size >= MAX_KEPT) made.delete(made.keys().next().value!);
+    made.set(key, bytes);
+  }
+  return Buffer.from(bytes);
+}
+
 /** A width×height PNG filled with a colour derived from `seed`, with a diagonal stripe. */
 export function makePng(width: number, height: number, seed = 0): Buffer {
+  return kept(`png:${width}:${height}:${seed}`, () => renderPng(width, height, seed));
+}
+
+function renderPng(width: number, height: number, seed: number): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);

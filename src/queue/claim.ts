@@ -5,42 +5,67 @@
  * several workers never run the same job or exceed a limit together; on SQLite the write
  * transaction already serialises claims.
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { arg, prepared } from '../modules/jobs/prepared.js';
 import type { Deps } from '../deps.js';
-import { lockForUpdate } from '../db/locking.js';
 import type { Workspace } from '../modules/accounts/types.js';
-import { findWorkspace } from '../modules/accounts/store.js';
+import { lockWorkspace } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, type JobRow } from '../modules/jobs/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import { inTransaction } from './group-commit.js';
 
-export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
-  if (max <= 0) return [];
-  const now = deps.clock.now();
-  return inTransaction(deps, async (trx) => {
-    let q = trx
+function candidatesQuery(db: Kysely<Database>) {
+  return (
+    db
       .selectFrom('jobs')
-      .selectAll()
+      // Just enough to choose (the claim's update returns the whole row).
+      .select(['id', 'workspace_id'])
       // Statuses as literals: a partial index (where status = 'pending') is only usable when the
       // query names the value, not a bound parameter (SQLite cannot prove `? = 'pending'`).
       .where('status', '=', sql.lit('pending'))
-      .where('run_after_ms', '<=', now)
+      .where('run_after_ms', '<=', arg(0))
       // The order of jobs_pending_idx (run_after_ms, id): the scan stops after the first rows
       // instead of sorting every runnable job on each claim (a deep queue made that O(n log n)).
       .orderBy('run_after_ms')
       .orderBy('id')
-      .limit(max * 4);
-    if (deps.caps.skipLocked) q = q.forUpdate().skipLocked();
-    const candidates = await q.execute();
+      .limit(arg(1))
+  );
+}
+
+const candidates = prepared(candidatesQuery);
+const candidatesSkipLocked = prepared((db) => candidatesQuery(db).forUpdate().skipLocked());
+
+const claimQuery = prepared((db) =>
+  db
+    .updateTable('jobs')
+    .set((eb) => ({
+      status: 'processing',
+      lease_token: eb('lease_token', '+', 1),
+      lease_owner: arg(0),
+      lease_expires_at_ms: arg(1),
+      started_at_ms: eb.fn.coalesce('started_at_ms', eb.val(arg(2))),
+      updated_at_ms: arg(2),
+      version: eb('version', '+', 1),
+    }))
+    .where('id', '=', arg(3))
+    .where('status', '=', sql.lit('pending'))
+    .returningAll(),
+);
+
+export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
+  if (max <= 0) return [];
+  const now = deps.clock.now();
+  return inTransaction(deps, async (trx) => {
+    const { rows: found } = await (deps.caps.skipLocked ? candidatesSkipLocked : candidates)(trx, now, max * 4);
     const room = new Map<string, number>();
     const claimed: JobRow[] = [];
-    for (const job of candidates) {
+    for (const job of found) {
       if (claimed.length >= max) break;
       let free = room.get(job.workspace_id);
       if (free === undefined) {
-        await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', job.workspace_id)).execute();
-        const ws = (await findWorkspace(trx, job.workspace_id)) as Workspace;
+        const ws = (await lockWorkspace(trx, deps.caps, job.workspace_id)) as Workspace;
         const { processing } = await activeCounts(trx, job.workspace_id);
         free = resolveLimits(ws).runningJobs - processing;
       }
@@ -49,21 +74,7 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
         continue;
       }
       noteJobWrite(job.id);
-      const row = await trx
-        .updateTable('jobs')
-        .set((eb) => ({
-          status: 'processing',
-          lease_token: eb('lease_token', '+', 1),
-          lease_owner: owner,
-          lease_expires_at_ms: now + deps.config.jobLeaseMs,
-          started_at_ms: eb.fn.coalesce('started_at_ms', eb.val(now)),
-          updated_at_ms: now,
-          version: eb('version', '+', 1),
-        }))
-        .where('id', '=', job.id)
-        .where('status', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
+      const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, job.id)).rows;
       if (!row) continue;
       await recordChange(trx, row, now);
       room.set(job.workspace_id, free - 1);

@@ -4,6 +4,7 @@ import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import type { LimitOverrides, MemberRole, Organization, Plan, User, Workspace } from './types.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -124,8 +125,10 @@ export async function insertWorkspace(db: Db, ws: Workspace): Promise<void> {
     .execute();
 }
 
+const findWorkspaceQuery = prepared((db) => db.selectFrom('workspaces').selectAll().where('id', '=', arg(0)));
+
 export async function findWorkspace(db: Db, id: string): Promise<Workspace | undefined> {
-  const r = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
+  const r = (await findWorkspaceQuery(db, id)).rows[0];
   return r && toWorkspace(r);
 }
 

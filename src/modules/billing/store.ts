@@ -70,22 +70,23 @@ export async function insertAllocation(db: Db, a: Allocation): Promise<void> {
     .execute();
 }
 
+const appendLedgerQuery = prepared((db) =>
+  db.insertInto('credit_transactions').values({
+    id: arg(0),
+    workspace_id: arg(1),
+    type: arg(2),
+    amount_mc: arg(3),
+    allocation_id: arg(4),
+    key_id: arg(5),
+    tool_slug: arg(6),
+    job_id: arg(7),
+    execution_origin: arg(8),
+    created_at_ms: arg(9),
+  }),
+);
+
 export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
-  await db
-    .insertInto('credit_transactions')
-    .values({
-      id: e.id,
-      workspace_id: e.workspaceId,
-      type: e.type,
-      amount_mc: e.amountMillicents,
-      allocation_id: e.allocationId,
-      key_id: e.keyId,
-      tool_slug: e.toolSlug,
-      job_id: e.jobId,
-      execution_origin: e.executionOrigin,
-      created_at_ms: e.createdAt,
-    })
-    .execute();
+  await appendLedgerQuery(db, e.id, e.workspaceId, e.type, e.amountMillicents, e.allocationId, e.keyId, e.toolSlug, e.jobId, e.executionOrigin, e.createdAt);
 }
 
 /** Sum of remaining credits over every allocation of the workspace, expired or not (= the ledger sum). */

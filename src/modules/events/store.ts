@@ -7,6 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { fanOutEvent } from '../webhooks/fan-out.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -21,9 +22,11 @@ export interface StoredEvent {
   createdAt: number;
 }
 
+const insertEventQuery = prepared((db) => db.insertInto('events').values({ id: arg(0), workspace_id: arg(1), type: arg(2), data_json: arg(3), created_at_ms: arg(4) }));
+
 export async function insertEvent(db: Db, workspaceId: string, type: EventType, data: Record<string, unknown>, now: number): Promise<StoredEvent> {
   const event: StoredEvent = { id: newId(), workspaceId, type, data, createdAt: now };
-  await db.insertInto('events').values({ id: event.id, workspace_id: workspaceId, type, data_json: JSON.stringify(data), created_at_ms: now }).execute();
+  await insertEventQuery(db, event.id, workspaceId, type, JSON.stringify(data), now);
   await fanOutEvent(db, event, now);
   return event;
 }

@@ -67,6 +67,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       maximumMillicents: Number(job.max_cost_mc),
       signal,
       progress: async (percentage) => {
+        // Completion itself records 100 %, in the transaction that settles the job.
+        if (percentage >= 100) return;
         const now = deps.clock.now();
         const changed = await inTransaction(deps, (trx) =>
           changeJob(trx, now, job.id, ['processing'], token, { progress: Math.max(0, Math.min(100, percentage)) }),
@@ -79,6 +81,9 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
         cp.stepsDone = step.stepsDone;
         cp.attemptCost += step.costMillicents;
         if (step.state) cp.state = step.state;
+        // The last step is recorded by the finishing transaction, with the result: one write
+        // fewer per job. A crash in between re-runs that step, as it would any unrecorded one.
+        if (cp.stepsDone >= Number(job.steps_total)) return;
         const ok = await inWrite(deps, (db) =>
           store.touchJob(db, job.id, token, {
             checkpoint_json: JSON.stringify(cp),

@@ -100,7 +100,11 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
       patch.output_json = req.output === null ? null : JSON.stringify(req.output);
       patch.output_sha256 = patch.output_json === null ? null : sha256Hex(patch.output_json);
     }
-    if (req.checkpoint) patch.checkpoint_json = JSON.stringify({ ...req.checkpoint, attemptCost: 0 });
+    if (req.checkpoint) {
+      patch.checkpoint_json = JSON.stringify({ ...req.checkpoint, attemptCost: 0 });
+      // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
+      patch.steps_done = req.checkpoint.stepsDone;
+    }
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
     const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
     if (!updated) return undefined;
@@ -115,7 +119,11 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
             consumedMillicents: req.consumedMillicents,
           })
         : 0;
-    const final = charged > 0 ? await store.updateJobCost(trx, updated.id, charged) : updated;
+    let final = updated;
+    if (charged > 0) {
+      await store.addJobCost(trx, updated.id, charged);
+      final = { ...updated, cost_mc: Number(updated.cost_mc) + charged };
+    }
     await recordChange(trx, final, now);
     return final;
   });

@@ -200,13 +200,10 @@ export async function insertVersion(db: Db, jobId: string, version: number, snap
   await insertVersionQuery(db, jobId, version, JSON.stringify(snapshot), now);
 }
 
+const addJobCostQuery = prepared((db) => db.updateTable('jobs').set((eb) => ({ cost_mc: eb('cost_mc', '+', arg(0)) })).where('id', '=', arg(1)));
+
 /** Adds charged cost to a job (no version bump: part of the change being recorded). */
-export async function updateJobCost(db: Db, id: string, charged: number): Promise<JobRow> {
+export async function addJobCost(db: Db, id: string, charged: number): Promise<void> {
   noteJobWrite(id);
-  return db
-    .updateTable('jobs')
-    .set((eb) => ({ cost_mc: eb('cost_mc', '+', charged) }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  await addJobCostQuery(db, charged, id);
 }

@@ -15,6 +15,8 @@ import { AppError } from '../../http/errors.js';
 export interface BlobMeta {
   mimeType: string;
   sizeBytes: number;
+  /** Hex SHA-256 of the bytes, when the caller has it already. */
+  sha256?: string;
 }
 
 export interface BlobRef {

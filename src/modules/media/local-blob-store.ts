@@ -1,30 +1,26 @@
 /**
  * Media blobs as files under DATA_DIR/media/<workspaceId>/<mediaId>. Writes are atomic: bytes go
  * to a staging file in DATA_DIR/media/.staging (same filesystem), are fsynced, renamed into place
- * and the directory is fsynced, so a crash leaves either the whole blob or none.
+ * and the directory is fsynced, so a crash leaves either the whole blob or none. Bytes produced
+ * in memory (job results) are hard links to one pooled copy per content (blob-pool.ts).
  */
 import { mkdirSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Config } from '../../config.js';
 import type { Keyring } from '../../lib/crypto.js';
 import { assertKey, type BlobMeta, type BlobRef, type BlobStore } from './blob-store.js';
 import { localDownloadUrl } from './signing.js';
-import { listStaged, newStagingPath, sweepStaleStaging } from './staging.js';
+import { listStaged, sweepStaleStaging } from './staging.js';
+import { BlobPool, fsyncPath } from './blob-pool.js';
+import { sha256Hex } from '../../lib/crypto.js';
 
-async function fsyncPath(path: string, flags: 'r' | 'r+' = 'r'): Promise<void> {
-  const handle = await open(path, flags);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 export class LocalBlobStore implements BlobStore {
   readonly kind = 'local' as const;
   readonly stagingDir: string;
+  private readonly pool: BlobPool;
 
   private constructor(
     readonly root: string,
@@ -32,6 +28,7 @@ export class LocalBlobStore implements BlobStore {
     private readonly keyring: Keyring,
   ) {
     this.stagingDir = join(root, '.staging');
+    this.pool = new BlobPool(root, this.stagingDir);
   }
 
   static create(config: Config, keyring: Keyring): LocalBlobStore {
@@ -51,17 +48,12 @@ export class LocalBlobStore implements BlobStore {
     await fsyncPath(stagedPath, 'r+');
     await mkdir(join(target, '..'), { recursive: true });
     await rename(stagedPath, target);
-    await fsyncPath(join(target, '..'));
+    await this.pool.syncDir(join(target, '..'));
   }
 
-  async putBytes(key: string, bytes: Buffer, _meta: BlobMeta): Promise<void> {
-    const staged = newStagingPath(this.stagingDir);
-    try {
-      await writeFile(staged, bytes, { flag: 'wx', mode: 0o600 });
-      await this.putFile(key, staged);
-    } finally {
-      await rm(staged, { force: true });
-    }
+  async putBytes(key: string, bytes: Buffer, meta: BlobMeta): Promise<void> {
+    const target = this.path(key);
+    await this.pool.put(target, join(target, '..'), bytes, meta.sha256 ?? sha256Hex(bytes));
   }
 
   async delete(key: string): Promise<void> {

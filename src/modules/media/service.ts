@@ -16,6 +16,7 @@ import { newId, isUuid } from '../../lib/ids.js';
 import type { MediaField, MediaKind } from '../../operations/contract.js';
 import type { Workspace } from '../accounts/types.js';
 import { insertEvent } from '../events/store.js';
+import { inTransaction } from '../../queue/group-commit.js';
 import { storageKeyFor } from './blob-store.js';
 import { bareMimeType, formatForDeclared, kindForMimeType, sanitizeFileName } from './formats.js';
 import { inspectUpload } from './inspect.js';
@@ -55,7 +56,7 @@ function quotaExceeded(quotaBytes: number, usedBytes: number, sizeBytes: number)
 async function commitMedia(deps: Deps, record: MediaRecord, writeBlob: () => Promise<void>, eventData: Record<string, unknown>, quotaBytes?: number): Promise<void> {
   await writeBlob();
   try {
-    await deps.db.transaction().execute(async (trx) => {
+    await inTransaction(deps, async (trx) => {
       if (quotaBytes !== undefined) {
         await store.lockWorkspaceMedia(trx, deps.caps, record.workspaceId);
         const used = await store.sumMediaBytes(trx, record.workspaceId);
@@ -118,7 +119,7 @@ export async function storeGeneratedMedia(deps: Deps, input: { workspaceId: stri
     storageKey: storageKeyFor(input.workspaceId, id),
     jobId: input.jobId,
   };
-  const meta = { mimeType, sizeBytes: record.sizeBytes };
+  const meta = { mimeType, sizeBytes: record.sizeBytes, sha256: record.sha256 };
   await commitMedia(deps, record, () => deps.blobs.putBytes(record.storageKey, input.bytes, meta), { media: presentMedia(record), jobId: input.jobId });
   return record;
 }

@@ -4,6 +4,7 @@ import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import type { StoredKind } from './formats.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -40,22 +41,23 @@ function toRecord(r: Row<'media'>): MediaRecord {
   };
 }
 
+const insertMediaQuery = prepared((db) =>
+  db.insertInto('media').values({
+    id: arg(0),
+    workspace_id: arg(1),
+    name: arg(2),
+    mime_type: arg(3),
+    kind: arg(4),
+    size_bytes: arg(5),
+    sha256: arg(6),
+    storage_key: arg(7),
+    job_id: arg(8),
+    created_at_ms: arg(9),
+  }),
+);
+
 export async function insertMedia(db: Db, m: MediaRecord): Promise<void> {
-  await db
-    .insertInto('media')
-    .values({
-      id: m.id,
-      workspace_id: m.workspaceId,
-      name: m.name,
-      mime_type: m.mimeType,
-      kind: m.kind,
-      size_bytes: m.sizeBytes,
-      sha256: m.sha256,
-      storage_key: m.storageKey,
-      job_id: m.jobId,
-      created_at_ms: m.createdAt,
-    })
-    .execute();
+  await insertMediaQuery(db, m.id, m.workspaceId, m.name, m.mimeType, m.kind, m.sizeBytes, m.sha256, m.storageKey, m.jobId, m.createdAt);
 }
 
 export async function findMedia(db: Db, workspaceId: string, id: string): Promise<MediaRecord | undefined> {

@@ -12,6 +12,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { arg, prepared } from '../jobs/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -43,15 +44,13 @@ export interface FannedOutEvent {
   type: string;
 }
 
+const activeHooksQuery = prepared((db) =>
+  db.selectFrom('webhooks').select(['id', 'event_types_json']).where('workspace_id', '=', arg(0)).where('revoked_at_ms', 'is', null).where('enabled', '=', 1),
+);
+
 /** Creates the event's deliveries; returns how many. */
 export async function fanOutEvent(db: Db, event: FannedOutEvent, now: number): Promise<number> {
-  const hooks = await db
-    .selectFrom('webhooks')
-    .select(['id', 'event_types_json'])
-    .where('workspace_id', '=', event.workspaceId)
-    .where('revoked_at_ms', 'is', null)
-    .where('enabled', '=', 1)
-    .execute();
+  const { rows: hooks } = await activeHooksQuery(db, event.workspaceId);
   const targets = hooks.filter((h) => subscribed(h.event_types_json, event.type));
   if (targets.length === 0) return 0;
   await db
