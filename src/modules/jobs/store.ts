@@ -2,7 +2,7 @@
 import { sql, SqliteAdapter, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
 import type { Database, JobStatus, JobsTable, Row } from '../../db/schema.js';
-import { arg, prepared } from './prepared.js';
+import { arg, prepared, type PreparedQuery } from './prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type JobRow = Row<'jobs'>;
@@ -173,19 +173,34 @@ export async function updateJob(
   options: { fence?: boolean } = {},
 ): Promise<JobRow | undefined> {
   noteJobWrite(id);
-  let q = db
-    .updateTable('jobs')
-    .set((eb) => ({
-      ...patch,
-      version: eb('version', '+', 1),
-      // Fencing: a new token means every earlier holder of the job can no longer write.
-      ...(options.fence ? { lease_token: eb('lease_token', '+', 1) } : {}),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', from);
-  if (leaseToken !== null) q = q.where('lease_token', '=', leaseToken);
-  return q.returningAll().executeTakeFirst();
+  const columns = (Object.keys(patch) as (keyof JobsTable)[]).filter((c) => patch[c] !== undefined);
+  const fenced = options.fence === true;
+  // Few distinct shapes exist (one per caller), each compiled once.
+  const shape = `${columns.join(',')}|${from.join(',')}|${leaseToken !== null}|${fenced}`;
+  let query = updateShapes.get(shape);
+  if (!query) {
+    query = prepared((d) => {
+      let q = d
+        .updateTable('jobs')
+        .set((eb) => ({
+          ...Object.fromEntries(columns.map((c, i) => [c, arg(i)])),
+          version: eb('version', '+', 1),
+          // Fencing: a new token means every earlier holder of the job can no longer write.
+          ...(fenced ? { lease_token: eb('lease_token', '+', 1) } : {}),
+        }))
+        .where('id', '=', arg(columns.length))
+        // Literals: SQLite re-plans a statement whose bound values meet a partial index predicate.
+        .where('status', 'in', from.map((s) => sql.lit(s)));
+      if (leaseToken !== null) q = q.where('lease_token', '=', arg(columns.length + 1));
+      return q.returningAll();
+    });
+    updateShapes.set(shape, query);
+  }
+  const args = [...columns.map((c) => patch[c]), id, ...(leaseToken !== null ? [leaseToken] : [])];
+  return (await query(db, ...args)).rows[0] as JobRow | undefined;
 }
+
+const updateShapes = new Map<string, PreparedQuery<unknown>>();
 
 /** Like updateJob but without a version bump (progress-free bookkeeping such as heartbeats). */
 export async function touchJob(db: Db, id: string, leaseToken: number, patch: Updateable<JobsTable>): Promise<boolean> {
