@@ -1,9 +1,10 @@
 /**
  * Claiming pending jobs with a lease. Each claim increments the job's lease token (fencing) and
- * respects the workspace's running-jobs limit. On PostgreSQL candidate rows are taken with
- * FOR UPDATE SKIP LOCKED and the workspace row is locked while its running jobs are counted, so
- * several workers never run the same job or exceed a limit together; on SQLite the write
- * transaction already serialises claims.
+ * respects the workspace's running-jobs limit. On PostgreSQL each candidate workspace's row is
+ * locked (in id order, so two claimers never wait for each other in a cycle) while its running
+ * jobs are counted and its jobs are claimed by conditional updates, so several workers never run
+ * the same job or exceed a limit together; on SQLite the write transaction already serialises
+ * claims.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -35,7 +36,6 @@ function candidatesQuery(db: Kysely<Database>) {
 }
 
 const candidates = prepared(candidatesQuery);
-const candidatesSkipLocked = prepared((db) => candidatesQuery(db).forUpdate().skipLocked());
 
 const claimQuery = prepared((db) =>
   db
@@ -58,29 +58,31 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
   if (max <= 0) return [];
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
-    const { rows: found } = await (deps.caps.skipLocked ? candidatesSkipLocked : candidates)(trx, now, max * 4);
-    const room = new Map<string, number>();
+    // Candidates are read without row locks: the claim takes each workspace's lock before it
+    // writes that workspace's jobs, and every writer of a pending job (admission, cancel, retry,
+    // another claim) holds that lock first, so no pending row can be locked by anyone else then
+    // and the conditional update decides who won (the order also keeps lock cycles impossible).
+    const { rows: found } = await candidates(trx, now, max * 4);
+    const byWorkspace = new Map<string, string[]>();
+    for (const job of found) byWorkspace.set(job.workspace_id, [...(byWorkspace.get(job.workspace_id) ?? []), job.id]);
     const claimed: JobRow[] = [];
-    for (const job of found) {
+    for (const workspaceId of [...byWorkspace.keys()].sort()) {
       if (claimed.length >= max) break;
-      let free = room.get(job.workspace_id);
-      if (free === undefined) {
-        const ws = (await lockWorkspace(trx, deps.caps, job.workspace_id)) as Workspace;
-        const { processing } = await activeCounts(trx, job.workspace_id);
-        free = resolveLimits(ws).runningJobs - processing;
+      const ws = (await lockWorkspace(trx, deps.caps, workspaceId)) as Workspace;
+      const { processing } = await activeCounts(trx, workspaceId);
+      let free = resolveLimits(ws).runningJobs - processing;
+      for (const id of byWorkspace.get(workspaceId)!) {
+        if (free <= 0 || claimed.length >= max) break;
+        noteJobWrite(id);
+        const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, id)).rows;
+        if (!row) continue;
+        await recordChange(trx, row, now);
+        free--;
+        claimed.push(row);
       }
-      if (free <= 0) {
-        room.set(job.workspace_id, 0);
-        continue;
-      }
-      noteJobWrite(job.id);
-      const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, job.id)).rows;
-      if (!row) continue;
-      await recordChange(trx, row, now);
-      room.set(job.workspace_id, free - 1);
-      claimed.push(row);
     }
-    return claimed;
+    // Oldest first, as the queue would have run them.
+    return claimed.sort((a, b) => Number(a.run_after_ms) - Number(b.run_after_ms) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   });
 }
 

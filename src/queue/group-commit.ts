@@ -8,8 +8,14 @@
  * write transaction on SQLite (WAL frames of every touched page), so sharing it pays.
  *
  * Units must use only the transaction they are given: a query on `deps.db` inside a unit would
- * wait for the connection the batch holds. With several writers (PostgreSQL) every unit is its
- * own transaction, as before.
+ * wait for the connection the batch holds.
+ *
+ * With several writers (PostgreSQL) a unit is its own transaction, unless the caller names a
+ * batch: units of one batch name (a workspace id) that arrive together then share a transaction
+ * in the same way. Their transactions all lock the same workspace row and wait for each other
+ * anyway; sharing one takes the lock and the commit's WAL flush once per batch instead of once
+ * per unit, which is what bounded one busy workspace's throughput. Only units that lock nothing
+ * beyond that workspace may share (two such batches cannot wait for each other in a cycle).
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
@@ -32,7 +38,11 @@ class GroupCommit {
   private scheduled = false;
   private running = false;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `onIdle` lets the owner forget a committer with nothing queued (one per batch name). */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly onIdle: () => void = () => {},
+  ) {}
 
   submit<T>(unit: Unit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -81,6 +91,7 @@ class GroupCommit {
     } finally {
       this.running = false;
       if (this.queue.length > 0) this.schedule();
+      else this.onIdle();
     }
   }
 }
@@ -92,21 +103,30 @@ async function statement(trx: Transaction<Database>, text: string): Promise<void
   else await sql.raw(text).execute(trx);
 }
 
-const committers = new WeakMap<Kysely<Database>, GroupCommit>();
+const committers = new WeakMap<Kysely<Database>, Map<string, GroupCommit>>();
 
-function committerFor(db: Kysely<Database>): GroupCommit {
-  let gc = committers.get(db);
+function committerFor(db: Kysely<Database>, batch = ''): GroupCommit {
+  let byBatch = committers.get(db);
+  if (!byBatch) {
+    byBatch = new Map();
+    committers.set(db, byBatch);
+  }
+  let gc = byBatch.get(batch);
   if (!gc) {
-    gc = new GroupCommit(db);
-    committers.set(db, gc);
+    gc = new GroupCommit(db, () => byBatch.delete(batch));
+    byBatch.set(batch, gc);
   }
   return gc;
 }
 
-/** Runs `unit` in a write transaction: shared with concurrent units on a single-writer database. */
-export function inTransaction<T>(deps: Pick<Deps, 'db' | 'caps'>, unit: Unit<T>): Promise<T> {
-  if (!deps.caps.singleWriter) return deps.db.transaction().execute(unit);
-  return committerFor(deps.db).submit(unit);
+/**
+ * Runs `unit` in a write transaction: shared with concurrent units on a single-writer database,
+ * and on other databases with concurrent units of the same `batch` (see the header).
+ */
+export function inTransaction<T>(deps: Pick<Deps, 'db' | 'caps'>, unit: Unit<T>, batch?: string): Promise<T> {
+  if (deps.caps.singleWriter) return committerFor(deps.db).submit(unit);
+  if (batch !== undefined) return committerFor(deps.db, batch).submit(unit);
+  return deps.db.transaction().execute(unit);
 }
 
 /**

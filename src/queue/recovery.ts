@@ -23,6 +23,7 @@ export async function recoverExpiredLeases(deps: Deps, limit = 50): Promise<numb
   for (const job of expired) {
     if (Number(job.recoveries) >= MAX_RECOVERIES) {
       const row = await finishJob(deps, job.id, {
+        workspaceId: job.workspace_id,
         status: 'failed',
         from: ['processing'],
         leaseToken: Number(job.lease_token),

@@ -49,7 +49,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
   const token = Number(job.lease_token);
   const cp = readCheckpoint(job);
   if (!op) {
-    const row = await finishJob(deps, job.id, { status: 'failed', from: ['processing'], leaseToken: token, consumedMillicents: cp.attemptCost, errorCode: 'UNKNOWN_OPERATION' });
+    const row = await finishJob(deps, job.id, { workspaceId: job.workspace_id, status: 'failed', from: ['processing'], leaseToken: token, consumedMillicents: cp.attemptCost, errorCode: 'UNKNOWN_OPERATION' });
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
@@ -100,6 +100,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       throw new ProviderError('OUTPUT_TOO_LARGE', 'The result exceeds the 16 MiB bound of a public job result.', result.costMillicents);
     }
     const row = await finishJob(deps, job.id, {
+      workspaceId: job.workspace_id,
       status: 'completed',
       from: ['processing'],
       leaseToken: token,
@@ -113,6 +114,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     const failure = err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
     const row = await finishJob(deps, job.id, {
+      workspaceId: job.workspace_id,
       status: 'failed',
       from: ['processing'],
       leaseToken: token,

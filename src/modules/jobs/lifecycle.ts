@@ -13,6 +13,7 @@ import { insertEvent, type EventType } from '../events/store.js';
 import { publishJobChange } from './changes.js';
 import { inTransaction } from '../../queue/group-commit.js';
 import { settle } from '../reservations/service.js';
+import { lockWorkspaceCredits } from '../billing/expiry-store.js';
 import * as store from './store.js';
 import { toMetadata } from './snapshot.js';
 import type { JobRow } from './store.js';
@@ -72,6 +73,8 @@ export async function changeJob(
 }
 
 export interface FinishRequest {
+  /** The job's workspace (locked first; finishes of one workspace share a transaction). */
+  workspaceId: string;
   status: 'completed' | 'failed' | 'cancelled';
   from: readonly JobStatus[];
   leaseToken: number | null;
@@ -88,6 +91,8 @@ export interface FinishRequest {
 export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
+    // The workspace before the job row, as every transaction that locks both (runs/lockAdmission).
+    await lockWorkspaceCredits(trx, deps.caps, req.workspaceId);
     const patch: Updateable<JobsTable> = {
       status: req.status,
       completed_at_ms: now,
@@ -126,5 +131,5 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
     }
     await recordChange(trx, final, now);
     return final;
-  });
+  }, req.workspaceId);
 }

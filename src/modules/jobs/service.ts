@@ -59,6 +59,7 @@ export async function cancelJob(deps: Deps, workspaceId: string, jobId: string):
     if (row.status === 'cancelled') return toSnapshot(deps, row);
     if (row.status === 'completed' || row.status === 'failed') throw new AppError('JOB_NOT_CANCELLABLE');
     const done = await finishJob(deps, jobId, {
+      workspaceId,
       status: 'cancelled',
       from: [row.status],
       leaseToken: null,
@@ -96,7 +97,7 @@ export async function retryJob(deps: Deps, auth: AuthContext, jobId: string, ide
     const maximum = Math.ceil((op.price(input).maximumMillicents * stepsLeft) / Number(row.steps_total));
     const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
     await inTransaction(deps, async (trx) => {
-      await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
+      await lockAdmission(deps, trx, auth.workspace.id, auth.key);
       await checkQueueCapacity(trx, auth, now);
       await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId, maximumMillicents: maximum });
       const changed = await changeJob(trx, now, jobId, ['failed'], null, {

@@ -15,7 +15,6 @@ import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
-import { lockWorkspaceCredits } from '../billing/expiry-store.js';
 import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
 
@@ -96,12 +95,12 @@ export interface SettleRequest {
 /**
  * Charges consumed work against the job's open hold and releases the hold. Returns what was
  * charged. Without an open hold (already settled) nothing is charged: settling twice is a no-op.
+ * The caller holds the workspace lock (lockWorkspaceCredits), the lock admission and expiry take,
+ * so the hold closes while nobody weighs it (billing/expiry.ts).
  */
 export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
   const hold = await store.findOpenHold(trx, req.jobId);
   if (!hold) return 0;
-  // Same lock as admission and expiry: the hold closes while nobody weighs it (billing/expiry.ts).
-  await lockWorkspaceCredits(trx, deps.caps, req.workspaceId);
   let toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
   let charged = 0;
   for (const allocation of await store.spendableAllocations(trx, req.workspaceId, hold.createdAt)) {

@@ -21,7 +21,7 @@ import type { OperationContract } from '../../operations/contract.js';
 import { operationPoints } from '../../operations/registry.js';
 import { providerNameFor } from '../../providers/registry.js';
 import { simulatedSteps } from '../../providers/simulated.js';
-import type { AuthContext } from '../auth/types.js';
+import type { ApiKey, AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { executeJob } from '../jobs/executor.js';
 import { recordChange } from '../jobs/lifecycle.js';
@@ -50,12 +50,21 @@ export interface RunResponse {
 
 type Trx = Transaction<Database>;
 
-/** Locks the rows admission reads, so concurrent admissions of a workspace or key serialise. */
-export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, keyId: string | null): Promise<void> {
+/** True when admission must also lock the key: its budgets sum spending across workspaces. */
+export function keyNeedsLock(key: ApiKey | null): boolean {
+  return !!key && (key.budgets.dailyMillicents !== null || key.budgets.weeklyMillicents !== null || key.budgets.monthlyMillicents !== null);
+}
+
+/**
+ * Locks the rows admission reads, so concurrent admissions of a workspace (and of a key with
+ * budgets) serialise. The workspace comes first, as in every transaction that locks it and job
+ * rows (lifecycle.finishJob, claim.claimJobs), so no two of them wait for each other in a cycle.
+ */
+export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, key: ApiKey | null): Promise<void> {
   // A SQLite write transaction already holds the whole database: no row to lock.
   if (deps.caps.dialect !== 'postgres') return;
   await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-  if (keyId) await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', keyId)).execute();
+  if (keyNeedsLock(key)) await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', key!.id)).execute();
 }
 
 export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
@@ -119,6 +128,8 @@ async function enqueueRun(
   for (let attempt = 1; ; attempt++) {
     await loadPoints(deps, auth.workspace);
     try {
+      // Admissions of one workspace share a transaction unless a key lock would make a cycle possible.
+      const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
       const outcome = await inTransaction(deps, async (trx) => {
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
@@ -128,7 +139,7 @@ async function enqueueRun(
         const body = { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) };
         await idempotency.complete(trx, scope, 202, body);
         return { kind: 'new' as const, body };
-      });
+      }, batch);
       if (outcome.kind === 'replay') return replay(deps, auth, outcome);
       deps.jobsWakeup();
       return { statusCode: 202, body: outcome.body, replayed: false };
@@ -144,7 +155,7 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   const now = deps.clock.now();
   const price = priceOf(op, input);
   const id = newId();
-  await lockAdmission(deps, trx, auth.workspace.id, auth.key.id);
+  await lockAdmission(deps, trx, auth.workspace.id, auth.key);
   if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
   const funding = await fundingOf(deps, trx, auth.workspace.id, op);
   if (funding === 'credits') {
