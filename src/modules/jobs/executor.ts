@@ -8,8 +8,8 @@ import type { Deps } from '../../deps.js';
 import { findOperation } from '../../operations/registry.js';
 import { providerFor } from '../../providers/registry.js';
 import { ProviderError, type ProducedFile } from '../../providers/types.js';
-import { storeGeneratedMedia } from '../media/service.js';
-import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint } from './lifecycle.js';
+import { storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
+import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
 import { inTransaction, inWrite } from '../../queue/group-commit.js';
 import * as store from './store.js';
@@ -23,10 +23,21 @@ export interface ExecutionOutcome {
   row?: JobRow;
 }
 
-async function storeFiles(deps: Deps, job: JobRow, files: ProducedFile[]): Promise<Checkpoint['files']> {
+/**
+ * Stores produced files as media items. With `deferred`, only the blobs are written and the
+ * records join that list, to be inserted by the transaction that finishes the job.
+ */
+async function storeFiles(deps: Deps, job: JobRow, files: ProducedFile[], deferred?: MediaRecord[]): Promise<Checkpoint['files']> {
   const refs: Checkpoint['files'] = [];
   for (const f of files) {
-    const item = await storeGeneratedMedia(deps, { workspaceId: job.workspace_id, jobId: job.id, name: f.name, mimeType: f.mimeType, bytes: f.bytes });
+    const input = { workspaceId: job.workspace_id, jobId: job.id, name: f.name, mimeType: f.mimeType, bytes: f.bytes };
+    let item: MediaRecord;
+    if (deferred) {
+      item = await writeGeneratedMedia(deps, input);
+      deferred.push(item);
+    } else {
+      item = await storeGeneratedMedia(deps, input);
+    }
     refs.push({ field: f.field, ...(f.index !== undefined ? { index: f.index } : {}), ref: { mediaId: item.id, name: item.name, mimeType: item.mimeType, sizeBytes: item.sizeBytes, sha256: item.sha256 } });
   }
   return refs;
@@ -54,6 +65,13 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
   const provider = providerFor(deps, op);
+  // Files of the last step and of the result: their rows are written when the job finishes.
+  const lastFiles: MediaRecord[] = [];
+  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media'>) => {
+    const row = await finishJob(deps, job.id, { ...req, workspaceId: job.workspace_id, from: ['processing'], leaseToken: token, media: lastFiles });
+    if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
+    return row;
+  };
   try {
     const result = await provider.run({
       jobId: job.id,
@@ -76,14 +94,15 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
         if (!changed) throw new LeaseLostError(job.id);
       },
       checkpoint: async (step) => {
-        const refs = await storeFiles(deps, job, step.files ?? []);
+        const last = step.stepsDone >= Number(job.steps_total);
+        const refs = await storeFiles(deps, job, step.files ?? [], last ? lastFiles : undefined);
         cp.files.push(...refs);
         cp.stepsDone = step.stepsDone;
         cp.attemptCost += step.costMillicents;
         if (step.state) cp.state = step.state;
         // The last step is recorded by the finishing transaction, with the result: one write
         // fewer per job. A crash in between re-runs that step, as it would any unrecorded one.
-        if (cp.stepsDone >= Number(job.steps_total)) return;
+        if (last) return;
         const ok = await inWrite(deps, (db) =>
           store.touchJob(db, job.id, token, {
             checkpoint_json: JSON.stringify(cp),
@@ -94,16 +113,13 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
         if (!ok) throw new LeaseLostError(job.id);
       },
     });
-    const refs = await storeFiles(deps, job, result.files);
+    const refs = await storeFiles(deps, job, result.files, lastFiles);
     const output = assemble(result.data, [...cp.files, ...refs]);
     if (Buffer.byteLength(JSON.stringify(output)) > MAX_STORED_RESULT_BYTES) {
       throw new ProviderError('OUTPUT_TOO_LARGE', 'The result exceeds the 16 MiB bound of a public job result.', result.costMillicents);
     }
-    const row = await finishJob(deps, job.id, {
-      workspaceId: job.workspace_id,
+    const row = await finish({
       status: 'completed',
-      from: ['processing'],
-      leaseToken: token,
       consumedMillicents: cp.attemptCost + result.costMillicents,
       output,
       checkpoint: cp,
@@ -113,11 +129,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     if (err instanceof LeaseLostError || signal.aborted) return { status: 'lost' };
     const failure = err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
-    const row = await finishJob(deps, job.id, {
-      workspaceId: job.workspace_id,
+    const row = await finish({
       status: 'failed',
-      from: ['processing'],
-      leaseToken: token,
       consumedMillicents: cp.attemptCost + (failure?.consumedMillicents ?? 0),
       errorCode: failure?.code ?? 'INTERNAL_ERROR',
       checkpoint: cp,

@@ -13,6 +13,7 @@ import { insertEvent, type EventType } from '../events/store.js';
 import { publishJobChange } from './changes.js';
 import { inTransaction } from '../../queue/group-commit.js';
 import { settle } from '../reservations/service.js';
+import { recordGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { lockWorkspaceCredits } from '../billing/expiry-store.js';
 import * as store from './store.js';
 import { toMetadata } from './snapshot.js';
@@ -82,6 +83,8 @@ export interface FinishRequest {
   errorCode?: string | null;
   output?: Record<string, unknown> | null;
   checkpoint?: Checkpoint;
+  /** Media items whose blobs the attempt wrote and whose rows are recorded with the finish. */
+  media?: MediaRecord[];
 }
 
 /**
@@ -113,6 +116,7 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
     const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
     if (!updated) return undefined;
+    for (const record of req.media ?? []) await recordGeneratedMedia(trx, record);
     const charged =
       updated.funding === 'credits'
         ? await settle(deps, trx, now, {

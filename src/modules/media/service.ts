@@ -7,7 +7,9 @@
  * signed URLs that need no API key and expire after MEDIA_URL_TTL_S.
  */
 import { rm } from 'node:fs/promises';
+import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { toIso } from '../../lib/clock.js';
@@ -104,7 +106,26 @@ export async function storeUploadedMedia(deps: Deps, workspace: Workspace, stage
  * row and `media.created` event (data `{media, jobId}`) in one transaction. Job results count
  * toward the storage quota but are not refused by it (the work is paid for).
  */
-export async function storeGeneratedMedia(deps: Deps, input: { workspaceId: string; jobId: string; name: string; mimeType: string; bytes: Buffer }): Promise<MediaItem> {
+export async function storeGeneratedMedia(deps: Deps, input: GeneratedMedia): Promise<MediaRecord> {
+  const record = await writeGeneratedMedia(deps, input);
+  await commitMedia(deps, record, async () => {}, { media: presentMedia(record), jobId: input.jobId });
+  return record;
+}
+
+export interface GeneratedMedia {
+  workspaceId: string;
+  jobId: string;
+  name: string;
+  mimeType: string;
+  bytes: Buffer;
+}
+
+/**
+ * The first half of storeGeneratedMedia: writes the blob durably and returns the record, for a
+ * caller that inserts it with recordGeneratedMedia in a transaction of its own (a finishing job
+ * records its last files with its result). If that transaction fails, the caller removes the blob.
+ */
+export async function writeGeneratedMedia(deps: Deps, input: GeneratedMedia): Promise<MediaRecord> {
   const id = newId();
   const mimeType = bareMimeType(input.mimeType) || 'application/octet-stream';
   const record: MediaRecord = {
@@ -119,9 +140,14 @@ export async function storeGeneratedMedia(deps: Deps, input: { workspaceId: stri
     storageKey: storageKeyFor(input.workspaceId, id),
     jobId: input.jobId,
   };
-  const meta = { mimeType, sizeBytes: record.sizeBytes, sha256: record.sha256 };
-  await commitMedia(deps, record, () => deps.blobs.putBytes(record.storageKey, input.bytes, meta), { media: presentMedia(record), jobId: input.jobId });
+  await deps.blobs.putBytes(record.storageKey, input.bytes, { mimeType, sizeBytes: record.sizeBytes, sha256: record.sha256 });
   return record;
+}
+
+/** The second half: the row and its `media.created` event (data `{media, jobId}`), in `trx`. */
+export async function recordGeneratedMedia(trx: Transaction<Database>, record: MediaRecord): Promise<void> {
+  await store.insertMedia(trx, record);
+  await insertEvent(trx, record.workspaceId, 'media.created', { media: presentMedia(record), jobId: record.jobId }, record.createdAt);
 }
 
 /**
