@@ -6,11 +6,13 @@
  * OUTPUT_CURSOR_TTL_S (older → 410) and name the result they belong to (changed → 409).
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
 import { toIso } from '../../lib/clock.js';
+import type { OutputPageFields } from './output-body.js';
+import { arg, prepared } from './prepared.js';
 import { presentResult, storedResult } from './snapshot.js';
 import * as store from './store.js';
 
@@ -76,17 +78,25 @@ function characterBoundary(bytes: Buffer, end: number): number {
 /**
  * The job's result digest, from the index that holds it (migration 0006). SQLite would otherwise
  * look the row up by primary key and walk the overflow pages of a result of up to 16 MiB to
- * reach the digest behind it, on every page of a read.
+ * reach the digest behind it, on every page of a read. Both statements are compiled once
+ * (prepared.ts): building a Kysely query on every page cost more than running it.
  */
+const readHeadSqlite = prepared<{ output_sha256: string | null }>(() => ({
+  compile: () => CompiledQuery.raw('select output_sha256 from jobs indexed by jobs_output_head_idx where id = ? and workspace_id = ?', [arg(0), arg(1)]) as CompiledQuery<{ output_sha256: string | null }>,
+}));
+const readHeadPostgres = prepared((db) => db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
+
 async function readHead(deps: Deps, workspaceId: string, jobId: string): Promise<{ output_sha256: string | null } | undefined> {
-  if (deps.caps.dialect === 'sqlite') {
-    const r = await sql<{ output_sha256: string | null }>`select output_sha256 from jobs indexed by jobs_output_head_idx where id = ${jobId} and workspace_id = ${workspaceId}`.execute(deps.db);
-    return r.rows[0];
-  }
-  return deps.db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', workspaceId).where('id', '=', jobId).executeTakeFirst();
+  if (deps.caps.dialect === 'sqlite') return (await readHeadSqlite(deps.db, jobId, workspaceId)).rows[0];
+  return (await readHeadPostgres.named(deps.db, deps.caps.namedStatements, workspaceId, jobId)).rows[0];
 }
 
-export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined) {
+/** One page: its fields and its fragment, the document's bytes from offsetBytes (output-body.ts writes the body). */
+export interface OutputPage extends OutputPageFields {
+  fragment: Buffer;
+}
+
+export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined): Promise<OutputPage> {
   const now = deps.clock.now();
   const ttlMs = deps.config.outputCursorTtlS * 1000;
   const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
@@ -114,8 +124,7 @@ export async function readOutput(deps: Deps, workspaceId: string, jobId: string,
   const next: OutputCursor | null = end < doc.bytes.length ? { j: jobId, h: resultHash, o: end, t: signingTime, i: issuedAt } : null;
   return {
     jobId,
-    encoding: 'json' as const,
-    fragment: doc.bytes.subarray(offset, end).toString('utf8'),
+    fragment: doc.bytes.subarray(offset, end),
     offsetBytes: offset,
     totalBytes: doc.bytes.length,
     sha256: doc.sha256,
