@@ -1,8 +1,10 @@
 /**
  * Complete-output pages written from the document's bytes (src/modules/jobs/output-body.ts): every
  * body is byte for byte what the route's response schema serializer writes for the same envelope,
- * all pages of one read join to one document signed at one time, and a result changed under a
- * cached document still ends the read with 409 OUTPUT_CHANGED.
+ * all pages of one read join to one document signed at one time, every read's document is the one
+ * presentResult renders at its signing time (also when it is assembled from a cached template,
+ * src/modules/jobs/output-document.ts), and a result changed under a cached document still ends
+ * the read with 409 OUTPUT_CHANGED.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +12,7 @@ import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
 import { envelopeSchema } from '../src/http/envelope.js';
 import { OutputSchema } from '../src/modules/jobs/routes.js';
+import { presentResult } from '../src/modules/jobs/snapshot.js';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import { drain, run } from './support/jobs.js';
@@ -41,9 +44,22 @@ function awkwardResult() {
 async function jobWithResult(ctx: TestContext, t: Tenant, result: unknown): Promise<string> {
   const jobId = (await run(ctx, t, 'music.generate', { prompt: 'x' })).json().data.jobId;
   await drain(ctx);
-  const json = JSON.stringify(result);
+  const json = typeof result === 'string' ? result : JSON.stringify(result);
   await ctx.deps.db.updateTable('jobs').set({ output_json: json, output_sha256: createHash('sha256').update(json).digest('hex') }).where('id', '=', jobId).execute();
   return jobId;
+}
+
+/** All pages of one read, joined; the read starts now (its signing time). */
+async function readAll(ctx: TestContext, t: Tenant, jobId: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let cursor: string | undefined;
+  do {
+    const res = await call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
+    assert.equal(res.statusCode, 200, res.body);
+    parts.push(Buffer.from(res.json().data.fragment, 'utf8'));
+    cursor = res.json().data.nextCursor ?? undefined;
+  } while (cursor);
+  return Buffer.concat(parts);
 }
 
 describeEachDatabase('complete output pages', (get) => {
@@ -139,5 +155,23 @@ describeEachDatabase('complete output pages', (get) => {
       if (res.statusCode === 200) cursor = res.json().data.nextCursor;
     }
     assert.ok(codes.includes(429), `pages are charged: ${codes.join(',')}`);
+  });
+
+  test('each read is exactly what presentResult renders at its signing time, from a cached template or rendered in full', async () => {
+    const ctx = get();
+    const t = await tenant(ctx);
+    const stored = awkwardResult();
+    // An own "__proto__" key is lost by presentResult's copy, so this result gets no template.
+    const odd = `{"__proto__":{"x":1},"a":{"mediaId":"00000000-0000-4000-8000-000000000003","mimeType":"image/png"},"t":${JSON.stringify('z"'.repeat(9000))}}`;
+    const noFiles = { text: 'Déjà vu "€" 😀 '.repeat(2000) };
+    for (const result of [stored, odd, noFiles]) {
+      const jobId = await jobWithResult(ctx, t, result);
+      for (let i = 0; i < 3; i++) {
+        ctx.clock.advance(1_000);
+        const signingTime = ctx.clock.now();
+        const expected = Buffer.from(JSON.stringify(await presentResult(ctx.deps, t.workspace.id, typeof result === 'string' ? JSON.parse(result) : result, signingTime)), 'utf8');
+        assert.ok((await readAll(ctx, t, jobId)).equals(expected), `read ${i}`);
+      }
+    }
   });
 });
