@@ -9,7 +9,7 @@ import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
-import { toIso } from '../../lib/clock.js';
+import { windowIso } from '../../lib/clock.js';
 import type { OutputPageFields } from './output-body.js';
 import { arg, prepared } from './prepared.js';
 import { outputDocument } from './output-document.js';
@@ -96,7 +96,8 @@ export async function readOutput(deps: Deps, workspaceId: string, jobId: string,
     offsetBytes: offset,
     totalBytes: doc.bytes.length,
     sha256: doc.sha256,
-    snapshotExpiresAt: toIso(issuedAt + ttlMs),
+    // The same instant on every page of a read: formatted once (memoized).
+    snapshotExpiresAt: windowIso(issuedAt + ttlMs),
     nextCursor: next ? encodeCursor(deps, next) : null,
   };
 }
