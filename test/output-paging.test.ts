@@ -111,9 +111,14 @@ describeEachDatabase('complete output pages', (get) => {
     const ctx = get();
     const t = await tenant(ctx);
     const jobId = await jobWithResult(ctx, t, awkwardResult());
+    const startedAt = ctx.clock.now();
     const first = await page(ctx, t, jobId);
     ctx.clock.advance(5_000);
     const second = await page(ctx, t, jobId, first.json().data.nextCursor);
+    // The snapshot of a read expires OUTPUT_CURSOR_TTL_S after its first page, on every page.
+    const expiresAt = new Date(startedAt + ctx.config.outputCursorTtlS * 1000).toISOString();
+    assert.equal(first.json().data.snapshotExpiresAt, expiresAt);
+    assert.equal(second.json().data.snapshotExpiresAt, expiresAt);
     ctx.clock.advance(5_000);
     const again = await page(ctx, t, jobId, first.json().data.nextCursor);
     assert.deepEqual(again.rawPayload, second.rawPayload);
