@@ -3,6 +3,10 @@
  * one keep-alive connection, offsets checked against the bytes so far, the digest constant, the
  * total and the SHA-256 of the joined bytes verified, then one JSON.parse. Baseline: plain
  * SHA-256 of the same bytes in this process. Ratio = baseline time / read time.
+ *
+ * The detail also splits a read into its first page (where the service renders the document)
+ * and the rest (median page latency), and gives this client's own CPU per page: on a loaded
+ * 2-core machine the client competes with the service for the same cores.
  */
 import { createHash } from 'node:crypto';
 import { Agent, request } from 'undici';
@@ -16,18 +20,29 @@ interface Fragment {
   nextCursor: string | null;
 }
 
-async function readAll(dispatcher: Agent, base: string, headers: Record<string, string>, jobId: string): Promise<{ bytes: Buffer; pages: number }> {
+interface Read {
+  bytes: Buffer;
+  pages: number;
+  firstPageMs: number;
+  /** Latency of every page after the first (ms). */
+  restMs: number[];
+}
+
+async function readAll(dispatcher: Agent, base: string, headers: Record<string, string>, jobId: string): Promise<Read> {
   const parts: Buffer[] = [];
   let size = 0;
   let digest: string | undefined;
   let total = -1;
   let cursor: string | null = null;
   let pages = 0;
+  const latencies: number[] = [];
   do {
+    const started = performance.now();
     const url: string = `${base}/v1/jobs/${jobId}/output${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`;
     const res = await request(url, { headers, dispatcher });
     if (res.statusCode !== 200) throw new Error(`output page ${pages}: ${res.statusCode} ${await res.body.text()}`);
     const page = ((await res.body.json()) as { data: Fragment }).data;
+    latencies.push(performance.now() - started);
     pages++;
     if (page.offsetBytes !== size) throw new Error(`page ${pages}: offset ${page.offsetBytes}, expected ${size}`);
     if (digest !== undefined && (page.sha256 !== digest || page.totalBytes !== total)) throw new Error('digest changed between pages');
@@ -42,7 +57,7 @@ async function readAll(dispatcher: Agent, base: string, headers: Record<string, 
   if (size !== total) throw new Error(`read ${size} bytes, totalBytes ${total}`);
   if (createHash('sha256').update(joined).digest('hex') !== digest) throw new Error('sha256 mismatch');
   JSON.parse(joined.toString('utf8'));
-  return { bytes: joined, pages };
+  return { bytes: joined, pages, firstPageMs: latencies[0]!, restMs: latencies.slice(1) };
 }
 
 export async function measureOutputRead(base: string, headers: Record<string, string>, jobId: string, repeats = 3) {
@@ -50,12 +65,18 @@ export async function measureOutputRead(base: string, headers: Record<string, st
   try {
     await readAll(dispatcher, base, headers, jobId); // warm-up (JIT, document render)
     const readMs: number[] = [];
-    let last: { bytes: Buffer; pages: number } | undefined;
+    const firstPageMs: number[] = [];
+    const pageMs: number[] = [];
+    let last: Read | undefined;
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < repeats; i++) {
       const t0 = performance.now();
       last = await readAll(dispatcher, base, headers, jobId);
       readMs.push(performance.now() - t0);
+      firstPageMs.push(last.firstPageMs);
+      pageMs.push(median(last.restMs));
     }
+    const cpu = process.cpuUsage(cpu0);
     const shaMs: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
@@ -66,7 +87,16 @@ export async function measureOutputRead(base: string, headers: Record<string, st
     const sha = median(shaMs);
     return {
       ratio: sha / read,
-      detail: { bytes: last!.bytes.length, pages: last!.pages, readMs: +read.toFixed(1), sha256Ms: +sha.toFixed(2), usPerPage: +((read * 1000) / last!.pages).toFixed(1) },
+      detail: {
+        bytes: last!.bytes.length,
+        pages: last!.pages,
+        readMs: +read.toFixed(1),
+        sha256Ms: +sha.toFixed(2),
+        usPerPage: +((read * 1000) / last!.pages).toFixed(1),
+        firstPageMs: +median(firstPageMs).toFixed(1),
+        medianPageUs: +(median(pageMs) * 1000).toFixed(0),
+        clientCpuUsPerPage: +((cpu.user + cpu.system) / (repeats * last!.pages)).toFixed(0),
+      },
     };
   } finally {
     await dispatcher.close();

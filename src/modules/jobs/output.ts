@@ -5,14 +5,14 @@
  * read's fixed signing time, carried in the cursor. Cursors are signed (tampered → 400), live
  * OUTPUT_CURSOR_TTL_S (older → 410) and name the result they belong to (changed → 409).
  */
-import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
-import { toIso } from '../../lib/clock.js';
-import { presentResult, storedResult } from './snapshot.js';
-import * as store from './store.js';
+import { windowIso } from '../../lib/clock.js';
+import type { OutputPageFields } from './output-body.js';
+import { arg, prepared } from './prepared.js';
+import { outputDocument } from './output-document.js';
 
 export const FRAGMENT_BYTES = 8192;
 export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
@@ -23,27 +23,6 @@ interface OutputCursor {
   o: number; // byte offset of the next fragment
   t: number; // signing time of file URLs (ms)
   i: number; // when the read started (ms)
-}
-
-interface Document {
-  bytes: Buffer;
-  sha256: string;
-}
-
-/** Small per-process cache so a paginated read renders its document once, not once per page. */
-const MAX_CACHED_BYTES = 96 * 1024 * 1024;
-const cache = new Map<string, Document>();
-let cachedBytes = 0;
-
-function remember(key: string, doc: Document): void {
-  if (doc.bytes.length > MAX_CACHED_BYTES / 2) return;
-  cache.set(key, doc);
-  cachedBytes += doc.bytes.length;
-  for (const [k, d] of cache) {
-    if (cachedBytes <= MAX_CACHED_BYTES) break;
-    cache.delete(k);
-    cachedBytes -= d.bytes.length;
-  }
 }
 
 function encodeCursor(deps: Deps, c: OutputCursor): string {
@@ -76,50 +55,49 @@ function characterBoundary(bytes: Buffer, end: number): number {
 /**
  * The job's result digest, from the index that holds it (migration 0006). SQLite would otherwise
  * look the row up by primary key and walk the overflow pages of a result of up to 16 MiB to
- * reach the digest behind it, on every page of a read.
+ * reach the digest behind it, on every page of a read. Both statements are compiled once
+ * (prepared.ts): building a Kysely query on every page cost more than running it.
  */
+const readHeadSqlite = prepared<{ output_sha256: string | null }>(() => ({
+  compile: () => CompiledQuery.raw('select output_sha256 from jobs indexed by jobs_output_head_idx where id = ? and workspace_id = ?', [arg(0), arg(1)]) as CompiledQuery<{ output_sha256: string | null }>,
+}));
+const readHeadPostgres = prepared((db) => db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
+
 async function readHead(deps: Deps, workspaceId: string, jobId: string): Promise<{ output_sha256: string | null } | undefined> {
-  if (deps.caps.dialect === 'sqlite') {
-    const r = await sql<{ output_sha256: string | null }>`select output_sha256 from jobs indexed by jobs_output_head_idx where id = ${jobId} and workspace_id = ${workspaceId}`.execute(deps.db);
-    return r.rows[0];
-  }
-  return deps.db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', workspaceId).where('id', '=', jobId).executeTakeFirst();
+  if (deps.caps.dialect === 'sqlite') return (await readHeadSqlite(deps.db, jobId, workspaceId)).rows[0];
+  return (await readHeadPostgres.named(deps.db, deps.caps.namedStatements, workspaceId, jobId)).rows[0];
 }
 
-export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined) {
+/** One page: its fields and its fragment, the document's bytes from offsetBytes (output-body.ts writes the body). */
+export interface OutputPage extends OutputPageFields {
+  fragment: Buffer;
+}
+
+export async function readOutput(deps: Deps, workspaceId: string, jobId: string, cursor: string | undefined): Promise<OutputPage> {
   const now = deps.clock.now();
   const ttlMs = deps.config.outputCursorTtlS * 1000;
   const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
   if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
-  // Identify the result by its stored digest; load the (up to 16 MiB) result only on a cache miss.
+  // Identify the result by its stored digest; the document is rendered once per read (output-document.ts).
   const head = await readHead(deps, workspaceId, jobId);
   if (!head) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
   const resultHash = (head.output_sha256 ?? 'none').slice(0, 24);
   if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');
   const signingTime = prior?.t ?? now;
   const issuedAt = prior?.i ?? now;
-  const cacheKey = `${jobId}:${resultHash}:${signingTime}`;
-  let doc = cache.get(cacheKey);
-  if (!doc) {
-    const row = await store.findJob(deps.db, workspaceId, jobId);
-    if (!row || (row.output_sha256 ?? 'none').slice(0, 24) !== resultHash) throw new AppError('OUTPUT_CHANGED');
-    const presented = await presentResult(deps, workspaceId, storedResult(row), signingTime);
-    const bytes = Buffer.from(JSON.stringify(presented ?? null), 'utf8');
-    doc = { bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
-    remember(cacheKey, doc);
-  }
+  const doc = await outputDocument(deps, workspaceId, jobId, resultHash, signingTime);
   const offset = prior?.o ?? 0;
   if (offset > doc.bytes.length) throw new AppError('INVALID_CURSOR');
   const end = characterBoundary(doc.bytes, Math.min(doc.bytes.length, offset + FRAGMENT_BYTES));
   const next: OutputCursor | null = end < doc.bytes.length ? { j: jobId, h: resultHash, o: end, t: signingTime, i: issuedAt } : null;
   return {
     jobId,
-    encoding: 'json' as const,
-    fragment: doc.bytes.subarray(offset, end).toString('utf8'),
+    fragment: doc.bytes.subarray(offset, end),
     offsetBytes: offset,
     totalBytes: doc.bytes.length,
     sha256: doc.sha256,
-    snapshotExpiresAt: toIso(issuedAt + ttlMs),
+    // The same instant on every page of a read: formatted once (memoized).
+    snapshotExpiresAt: windowIso(issuedAt + ttlMs),
     nextCursor: next ? encodeCursor(deps, next) : null,
   };
 }

@@ -8,6 +8,7 @@ import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { QueuedJobSchema } from '../runs/routes.js';
 import { readOutput } from './output.js';
+import { outputPageBody } from './output-body.js';
 import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js';
 import type { JobSnapshot } from './snapshot.js';
 
@@ -30,7 +31,8 @@ const JobMetadataFields = {
 export const JobMetadataSchema = Type.Object(JobMetadataFields);
 export const JobSnapshotSchema = Type.Object({ ...JobMetadataFields, output: Type.Object({}, { additionalProperties: true }) });
 
-const OutputSchema = Type.Object({
+/** Documents the route and is the serializer output-body.ts writes byte for byte (test/output-paging.test.ts). */
+export const OutputSchema = Type.Object({
   jobId: Uuid,
   encoding: Type.Literal('json'),
   fragment: Type.String(),
@@ -101,7 +103,11 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       },
       config: { meta: { code: 'PUBLIC_JOBS_OUTPUT', message: 'Output fragment read.', auth: 'key', scope: 'jobs:read', points: 2 } },
     },
-    async (request) => ok(request, await readOutput(deps, requireAuth(request).workspace.id, request.params.jobId, request.query.cursor)),
+    async (request, reply) => {
+      const page = await readOutput(deps, requireAuth(request).workspace.id, request.params.jobId, request.query.cursor);
+      // The body is written from the document's bytes (output-body.ts), not by the serializer.
+      return reply.type(JSON_CONTENT_TYPE).send(outputPageBody(request, page, page.fragment));
+    },
   );
 
   app.post<{ Params: JobParamsT }>(
