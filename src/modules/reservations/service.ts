@@ -68,10 +68,21 @@ async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise
   }
 }
 
-/** Holds the maximum cost for a job. The caller has locked the workspace (and key) rows. */
-export async function reserve(trx: Trx, now: number, req: ReserveRequest): Promise<void> {
-  await expireAllocations(trx, req.workspace.id, now);
-  const [total, reserved] = await Promise.all([sumLiveRemaining(trx, req.workspace.id, now), sumOpenHolds(trx, req.workspace.id)]);
+/**
+ * Holds the maximum cost for a job. The caller has locked the workspace (and key) rows. `read`:
+ * live credits and open holds the caller read under that lock, used when no allocation was due
+ * to expire (expiry would change them; then they are read again after it).
+ */
+export async function reserve(trx: Trx, now: number, req: ReserveRequest, read?: { dueAllocations: boolean; liveMillicents: number; heldMillicents: number }): Promise<void> {
+  let total: number;
+  let reserved: number;
+  if (read && !read.dueAllocations) {
+    total = read.liveMillicents;
+    reserved = read.heldMillicents;
+  } else {
+    await expireAllocations(trx, req.workspace.id, now);
+    [total, reserved] = await Promise.all([sumLiveRemaining(trx, req.workspace.id, now), sumOpenHolds(trx, req.workspace.id)]);
+  }
   const spendable = total - reserved;
   if (spendable < req.maximumMillicents) {
     throw new AppError('INSUFFICIENT_CREDITS', {

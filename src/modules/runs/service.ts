@@ -28,7 +28,7 @@ import { recordChange } from '../jobs/lifecycle.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { readAdmissionFigures } from './admission-store.js';
 import { reserve } from '../reservations/service.js';
 import { checkOperationRequest, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
@@ -68,23 +68,17 @@ export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, k
 }
 
 export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
+  refuseWhenQueueFull(auth, await jobs.countPending(trx, auth.workspace.id), now);
+}
+
+function refuseWhenQueueFull(auth: AuthContext, waiting: number, now: number): void {
   const limit = resolveLimits(auth.workspace).waitingJobs;
-  const waiting = await jobs.countPending(trx, auth.workspace.id);
   if (waiting >= limit) {
     throw new AppError('QUEUE_FULL', {
       retryAfter: 5,
       details: { limit: 'WAITING_JOBS', waitingJobs: waiting, maximum: limit, resetsAt: new Date(now + 5000).toISOString() },
     });
   }
-}
-
-const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select('id').where('workspace_id', '=', arg(0)).where('provider', '=', arg(1)));
-
-async function fundingOf(deps: Deps, trx: Trx, workspaceId: string, op: OperationContract): Promise<'credits' | 'provider_key'> {
-  const provider = providerNameFor(op);
-  if (!provider) return 'credits';
-  const [own] = (await providerKeyQuery(trx, workspaceId, provider)).rows;
-  return own ? 'provider_key' : 'credits';
 }
 
 export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): Promise<RunResponse> {
@@ -155,11 +149,13 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   const now = deps.clock.now();
   const price = priceOf(op, input);
   const id = newId();
-  await lockAdmission(deps, trx, auth.workspace.id, auth.key);
-  if (op.asynchronous) await checkQueueCapacity(trx, auth, now);
-  const funding = await fundingOf(deps, trx, auth.workspace.id, op);
+  // One read that also locks the workspace (PostgreSQL), then the key if its budgets need it.
+  const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, providerNameFor(op) ?? null, now);
+  if (keyNeedsLock(auth.key)) await lockAdmission(deps, trx, auth.workspace.id, auth.key);
+  if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
+  const funding = figures.ownProviderKey ? 'provider_key' : 'credits';
   if (funding === 'credits') {
-    await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents });
+    await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents }, figures);
   }
   const row: JobRow = {
     id,

@@ -1,0 +1,58 @@
+/**
+ * Everything admission weighs, read at once under the workspace lock: waiting jobs, whether the
+ * workspace funds the operation's provider itself, whether credits are due to expire (then the
+ * caller settles expiry first and reads the sums again), live credits and open holds.
+ *
+ * On PostgreSQL this is one statement that also locks the workspace row: admission runs under
+ * that lock, so every round trip inside it is time every other admission, claim and finish of
+ * the workspace waits (five reads were five round trips). On embedded SQLite the same figures
+ * come from separate statements, each a few microseconds in-process (waiting jobs and open holds
+ * from the trigger-kept totals, which PostgreSQL does not keep: migration 0006).
+ */
+import { sql, type Transaction } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
+import type { Database } from '../../db/schema.js';
+import { findDueAllocations } from '../billing/expiry-store.js';
+import { sumLiveRemaining, sumOpenHolds } from '../billing/store.js';
+import { arg, prepared } from '../jobs/prepared.js';
+import { countPending } from '../jobs/store.js';
+
+type Trx = Transaction<Database>;
+
+export interface AdmissionFigures {
+  waitingJobs: number;
+  /** The workspace has its own key for the operation's provider (the job costs no credits). */
+  ownProviderKey: boolean;
+  /** Some allocation is past its expiry: sums are valid only after expiry is settled. */
+  dueAllocations: boolean;
+  liveMillicents: number;
+  heldMillicents: number;
+}
+
+const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select('id').where('workspace_id', '=', arg(0)).where('provider', '=', arg(1)));
+
+export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspaceId: string, provider: string | null, now: number): Promise<AdmissionFigures> {
+  if (caps.dialect === 'postgres') {
+    // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
+    const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
+      select
+        (select count(*) from jobs where workspace_id = w.id and status = 'pending') as pending,
+        exists (select 1 from provider_keys where workspace_id = w.id and provider = ${provider}) as own_key,
+        exists (select 1 from credit_allocations where workspace_id = w.id and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
+        (select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = w.id
+          and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null)) as live,
+        (select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = w.id and released_at_ms is null) as held
+      from workspaces w where w.id = ${workspaceId}
+      for update of w`.execute(trx);
+    const r = rows[0]!;
+    return { waitingJobs: Number(r.pending), ownProviderKey: r.own_key, dueAllocations: r.due, liveMillicents: Number(r.live), heldMillicents: Number(r.held) };
+  }
+  const [waitingJobs, own, due, live, held] = [
+    await countPending(trx, workspaceId),
+    provider === null ? undefined : (await providerKeyQuery(trx, workspaceId, provider)).rows[0],
+    await findDueAllocations(trx, workspaceId, now),
+    await sumLiveRemaining(trx, workspaceId, now),
+    await sumOpenHolds(trx, workspaceId),
+  ];
+  return { waitingJobs, ownProviderKey: own !== undefined, dueAllocations: due.length > 0, liveMillicents: live, heldMillicents: held };
+}
