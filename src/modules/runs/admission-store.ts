@@ -3,14 +3,19 @@
  * workspace funds the operation's provider itself, whether credits are due to expire (then the
  * caller settles expiry first and reads the sums again), live credits and open holds.
  *
- * On PostgreSQL this is one statement that also locks the workspace row: admission runs under
- * that lock, so every round trip inside it is time every other admission, claim and finish of
- * the workspace waits (five reads were five round trips). On embedded SQLite the same figures
+ * On PostgreSQL this is two statements: the workspace lock, then one read of every figure.
+ * Admission runs under that lock, so every round trip inside it is time every other admission,
+ * claim and finish of the workspace waits (five reads were five round trips). The lock must be a
+ * statement of its own: a read that waits for the lock inside the same statement keeps the
+ * snapshot it started with and would miss the holds the previous holder of the lock just
+ * committed (READ COMMITTED takes a snapshot per statement; test/multi-process-admission.test.ts
+ * admitted one job too many that way). On embedded SQLite the same figures
  * come from separate statements, each a few microseconds in-process (waiting jobs and open holds
  * from the trigger-kept totals, which PostgreSQL does not keep: migration 0006).
  */
 import { sql, type Transaction } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
+import { lockForUpdate } from '../../db/locking.js';
 import type { Database } from '../../db/schema.js';
 import { findDueAllocations } from '../billing/expiry-store.js';
 import { sumLiveRemaining, sumOpenHolds } from '../billing/store.js';
@@ -33,6 +38,7 @@ const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select(
 
 export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspaceId: string, provider: string | null, now: number): Promise<AdmissionFigures> {
   if (caps.dialect === 'postgres') {
+    await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
     // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
     const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
       select
@@ -42,8 +48,7 @@ export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspa
         (select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = w.id
           and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null)) as live,
         (select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = w.id and released_at_ms is null) as held
-      from workspaces w where w.id = ${workspaceId}
-      for update of w`.execute(trx);
+      from workspaces w where w.id = ${workspaceId}`.execute(trx);
     const r = rows[0]!;
     return { waitingJobs: Number(r.pending), ownProviderKey: r.own_key, dueAllocations: r.due, liveMillicents: Number(r.live), heldMillicents: Number(r.held) };
   }

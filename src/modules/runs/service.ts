@@ -149,7 +149,7 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   const now = deps.clock.now();
   const price = priceOf(op, input);
   const id = newId();
-  // One read that also locks the workspace (PostgreSQL), then the key if its budgets need it.
+  // The workspace lock and one read of what admission weighs, then the key if its budgets need it.
   const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, providerNameFor(op) ?? null, now);
   if (keyNeedsLock(auth.key)) await lockAdmission(deps, trx, auth.workspace.id, auth.key);
   if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
