@@ -64,7 +64,13 @@ export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, k
   // A SQLite write transaction already holds the whole database: no row to lock.
   if (deps.caps.dialect !== 'postgres') return;
   await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-  if (keyNeedsLock(key)) await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', key!.id)).execute();
+  await lockBudgetedKey(deps, trx, key);
+}
+
+/** The key's row, when its budgets need it (after the workspace, as lockAdmission takes them). */
+async function lockBudgetedKey(deps: Deps, trx: Trx, key: ApiKey | null): Promise<void> {
+  if (deps.caps.dialect !== 'postgres' || !keyNeedsLock(key)) return;
+  await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', key!.id)).execute();
 }
 
 export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
@@ -151,7 +157,7 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   const id = newId();
   // The workspace lock and one read of what admission weighs, then the key if its budgets need it.
   const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, providerNameFor(op) ?? null, now);
-  if (keyNeedsLock(auth.key)) await lockAdmission(deps, trx, auth.workspace.id, auth.key);
+  await lockBudgetedKey(deps, trx, auth.key);
   if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
   const funding = figures.ownProviderKey ? 'provider_key' : 'credits';
   if (funding === 'credits') {
