@@ -6,7 +6,7 @@
  * scraped: prom-client's labelled Counter and Histogram hash their label objects on every call,
  * which cost a few microseconds per request. Other metrics can be added to `registry` as usual.
  */
-import { Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 
 export const DURATION_BUCKETS_S = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10] as const;
 
@@ -14,6 +14,11 @@ export interface Metrics {
   registry: Registry;
   /** Counts one answered request: method, route pattern ('unmatched' for 404s), status, seconds. */
   observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /**
+   * Counts one batch of admissions or job finishes (runs/admission-batch.ts,
+   * jobs/finish-batch.ts): its size, and whether it fell back to one-by-one processing.
+   */
+  observeBatch(kind: 'admission' | 'finish', items: number, fellBack: boolean): void;
 }
 
 interface CounterSeries {
@@ -91,8 +96,26 @@ export function createMetrics(options: { processMetrics: boolean }): Metrics {
     ),
   );
 
+  const batches = new Counter({
+    name: 'batches_total',
+    help: 'Batched admissions and job finishes (PostgreSQL), by kind and outcome (batched, or fell back to one by one).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const batchedItems = new Counter({
+    name: 'batched_items_total',
+    help: 'Runs admitted and jobs finished through batches, by kind and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+
   return {
     registry,
+    observeBatch(kind, items, fellBack) {
+      const labels = { kind, outcome: fellBack ? 'fallback' : 'batched' };
+      batches.inc(labels);
+      batchedItems.inc(labels, items);
+    },
     observeRequest(method, route, status, seconds) {
       let byMethod = routes.get(route);
       if (!byMethod) routes.set(route, (byMethod = new Map()));

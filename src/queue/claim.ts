@@ -6,9 +6,12 @@
  * the same job or exceed a limit together; on SQLite the write transaction already serialises
  * claims.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { insertJsonRows, rowsJson } from '../db/json-rows.js';
+import { jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
+import { toMetadata } from '../modules/jobs/snapshot.js';
 import type { Database } from '../db/schema.js';
-import { arg, prepared } from '../modules/jobs/prepared.js';
+import { arg, executeNamed, prepared } from '../modules/jobs/prepared.js';
 import type { Deps } from '../deps.js';
 import type { Workspace } from '../modules/accounts/types.js';
 import { lockWorkspace } from '../modules/accounts/store.js';
@@ -70,20 +73,66 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
       if (claimed.length >= max) break;
       const ws = (await lockWorkspace(trx, deps.caps, workspaceId)) as Workspace;
       const { processing } = await activeCounts(trx, workspaceId);
-      let free = resolveLimits(ws).runningJobs - processing;
-      for (const id of byWorkspace.get(workspaceId)!) {
-        if (free <= 0 || claimed.length >= max) break;
-        noteJobWrite(id);
+      const free = resolveLimits(ws).runningJobs - processing;
+      let room = Math.min(free, max - claimed.length);
+      if (room <= 0) continue;
+      const ids = byWorkspace.get(workspaceId)!;
+      for (const id of ids) noteJobWrite(id);
+      if (deps.caps.dialect === 'postgres') {
+        // Two statements for the workspace's jobs, however many: the claim and the versions.
+        const rows = await claimMany(trx, deps, owner, now, ids, room);
+        if (rows.length > 0) await recordClaims(trx, deps, rows, now);
+        claimed.push(...rows);
+        continue;
+      }
+      for (const id of ids) {
+        if (room <= 0) break;
         const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, id)).rows;
         if (!row) continue;
         await recordChange(trx, row, now);
-        free--;
         claimed.push(row);
+        room--;
       }
     }
     // Oldest first, as the queue would have run them.
     return claimed.sort((a, b) => Number(a.run_after_ms) - Number(b.run_after_ms) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   });
+}
+
+/**
+ * PostgreSQL: claims, in one statement, up to `limit` of the jobs among `ids` that are still
+ * pending (oldest first; others may have been claimed or cancelled since they were read).
+ */
+async function claimMany(trx: Transaction<Database>, deps: Deps, owner: string, now: number, ids: string[], limit: number): Promise<JobRow[]> {
+  const query = sql<JobRow>`
+    update jobs set
+      status = 'processing',
+      lease_token = lease_token + 1,
+      lease_owner = ${owner},
+      lease_expires_at_ms = ${now + deps.config.jobLeaseMs},
+      started_at_ms = coalesce(started_at_ms, ${now}),
+      updated_at_ms = ${now},
+      version = version + 1
+    where id in (
+      select id from jobs
+      where id in (select value from json_array_elements_text(${JSON.stringify(ids)}::json)) and status = 'pending'
+      order by run_after_ms, id
+      limit ${limit}
+    ) and status = 'pending'
+    returning *`;
+  return (await executeNamed(trx, deps.caps.namedStatements, query.compile(trx))).rows;
+}
+
+const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
+
+/** PostgreSQL: the claimed jobs' versions and job-change notifications, in one statement (lifecycle.recordChange for many). */
+async function recordClaims(trx: Transaction<Database>, deps: Deps, rows: JobRow[], now: number): Promise<void> {
+  const versions = rows.map((r) => ({ job_id: r.id, version: Number(r.version), snapshot_json: JSON.stringify(toMetadata(r)), created_at_ms: now }));
+  const notify = jobChangesToNotify(trx, rows.map((r) => r.id));
+  const query = sql`
+    with v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(versions, VERSION_COLUMNS))})
+    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(notify)}::json) as n`;
+  await executeNamed(trx, deps.caps.namedStatements, query.compile(trx));
 }
 
 /** Extends the lease of a job this worker still holds; false when it lost it (cancel, recovery). */

@@ -43,6 +43,15 @@ export async function publishJobChange(trx: Transaction<Database>, jobId: string
   if (feed) await feed.publish(trx, jobId);
 }
 
+/**
+ * For writers that record many changes in one statement: wakes this process's listeners at once
+ * where the feed is in-process, and returns the job ids the statement must NOTIFY where it is
+ * PostgreSQL's (empty when there is nothing to notify).
+ */
+export function jobChangesToNotify(trx: Transaction<Database>, jobIds: string[]): string[] {
+  return feeds.get(adapterOf(trx))?.publishLater(jobIds) ?? [];
+}
+
 export interface JobChangeFeedOptions {
   db: Kysely<Database>;
   caps: Capabilities;
@@ -79,6 +88,13 @@ export class JobChangeFeed {
   async publish(trx: Transaction<Database>, jobId: string): Promise<void> {
     if (this.listener) await sql`select pg_notify(${JOB_CHANGES_CHANNEL}, ${jobId})`.execute(trx);
     else this.wake(jobId);
+  }
+
+  /** jobChangesToNotify: the ids to NOTIFY, after waking in-process listeners. */
+  publishLater(jobIds: string[]): string[] {
+    if (this.listener) return jobIds;
+    for (const id of jobIds) this.wake(id);
+    return [];
   }
 
   /**

@@ -16,6 +16,7 @@ import { settle } from '../reservations/service.js';
 import { recordGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { lockWorkspaceCredits } from '../billing/expiry-store.js';
 import * as store from './store.js';
+import { batchableFinish, finishInBatch, FINISH_SINGLY } from './finish-batch.js';
 import { toMetadata } from './snapshot.js';
 import type { JobRow } from './store.js';
 
@@ -90,8 +91,18 @@ export interface FinishRequest {
 /**
  * Moves a job to a terminal status and settles its attempt in one transaction. Returns the new
  * row, or undefined when another actor finished or took the job first (nothing changed then).
+ * A worker's finishes are batched per workspace on PostgreSQL (finish-batch.ts).
  */
 export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
+  if (batchableFinish(deps, req)) {
+    const outcome = await finishInBatch(deps, jobId, req);
+    if (outcome !== FINISH_SINGLY) return outcome;
+  }
+  return finishJobSingly(deps, jobId, req);
+}
+
+/** finishJob in a transaction of its own (shared only through group commit): the reference path. */
+async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
     // The workspace before the job row, as every transaction that locks both (runs/lockAdmission).

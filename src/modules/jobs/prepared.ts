@@ -83,3 +83,16 @@ export function prepared<R>(build: (db: Db) => Compilable<R>): PreparedQuery<R> 
   };
   return run;
 }
+
+const namesByText = new Map<string, string>();
+
+/**
+ * Runs a query built for this call (its text fixed, only its parameters vary: a RawBuilder of a
+ * multi-row write, for instance) as a named statement where the driver keeps them.
+ */
+export function executeNamed<R>(db: Db, named: boolean | undefined, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
+  if (!named) return db.executeQuery<R>(compiled);
+  let name = namesByText.get(compiled.sql);
+  if (!name) namesByText.set(compiled.sql, (name = `was_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`));
+  return db.executeQuery<R>({ ...compiled, sql: { name, text: compiled.sql } as unknown as string });
+}

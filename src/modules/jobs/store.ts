@@ -10,7 +10,7 @@ export type JobRow = Row<'jobs'>;
 export const ACTIVE_STATUSES: JobStatus[] = ['pending', 'processing'];
 export const TERMINAL_STATUSES: JobStatus[] = ['completed', 'failed', 'cancelled'];
 
-const JOB_COLUMNS = [
+export const JOB_COLUMNS = [
   'id', 'workspace_id', 'key_id', 'operation_id', 'tool_slug', 'status', 'execution_origin', 'funding', 'input_json', 'output_json',
   'output_sha256', 'progress', 'cost_mc', 'max_cost_mc', 'error_code', 'version', 'attempt', 'steps_total', 'steps_done',
   'checkpoint_json', 'created_at_ms', 'started_at_ms', 'completed_at_ms', 'updated_at_ms', 'run_after_ms', 'lease_token',

@@ -68,6 +68,11 @@ async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise
   }
 }
 
+/** 402: spendable credits (live minus held) do not cover a maximum cost. */
+export function insufficientCredits(spendableMillicents: number, requiredMillicents: number): AppError {
+  return new AppError('INSUFFICIENT_CREDITS', { details: { spendableMillicents: Math.max(0, spendableMillicents), requiredMillicents } });
+}
+
 /**
  * Holds the maximum cost for a job. The caller has locked the workspace (and key) rows. `read`:
  * live credits and open holds the caller read under that lock, used when no allocation was due
@@ -84,11 +89,7 @@ export async function reserve(trx: Trx, now: number, req: ReserveRequest, read?:
     [total, reserved] = await Promise.all([sumLiveRemaining(trx, req.workspace.id, now), sumOpenHolds(trx, req.workspace.id)]);
   }
   const spendable = total - reserved;
-  if (spendable < req.maximumMillicents) {
-    throw new AppError('INSUFFICIENT_CREDITS', {
-      details: { spendableMillicents: Math.max(0, spendable), requiredMillicents: req.maximumMillicents },
-    });
-  }
+  if (spendable < req.maximumMillicents) throw insufficientCredits(spendable, req.maximumMillicents);
   await checkBudgets(trx, now, req);
   await store.insertHold(trx, { id: newId(), workspaceId: req.workspace.id, jobId: req.jobId, keyId: req.key?.id ?? null, amountMillicents: req.maximumMillicents }, now);
 }

@@ -20,7 +20,6 @@ import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { operationPoints } from '../../operations/registry.js';
 import { providerNameFor } from '../../providers/registry.js';
-import { simulatedSteps } from '../../providers/simulated.js';
 import type { ApiKey, AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { executeJob } from '../jobs/executor.js';
@@ -29,10 +28,11 @@ import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
 import { readAdmissionFigures } from './admission-store.js';
+import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
+import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
 import { reserve } from '../reservations/service.js';
 import { checkOperationRequest, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
-import { resolveLimits } from '../usage/plans.js';
 import { inTransaction } from '../../queue/group-commit.js';
 
 export interface RunRequest {
@@ -77,16 +77,6 @@ export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: numbe
   refuseWhenQueueFull(auth, await jobs.countPending(trx, auth.workspace.id), now);
 }
 
-function refuseWhenQueueFull(auth: AuthContext, waiting: number, now: number): void {
-  const limit = resolveLimits(auth.workspace).waitingJobs;
-  if (waiting >= limit) {
-    throw new AppError('QUEUE_FULL', {
-      retryAfter: 5,
-      details: { limit: 'WAITING_JOBS', waitingJobs: waiting, maximum: limit, resetsAt: new Date(now + 5000).toISOString() },
-    });
-  }
-}
-
 export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): Promise<RunResponse> {
   const idemKey = idempotency.validateIdempotencyKey(req.idempotencyKey);
   const { op, input } = await checkOperationRequest(deps, auth.key, auth.workspace.id, req.operationId, req.input);
@@ -106,7 +96,7 @@ export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): 
   return runSynchronously(deps, job, scope);
 }
 
-async function replay(deps: Deps, auth: AuthContext, claim: Extract<idempotency.Claim, { kind: 'replay' }>): Promise<RunResponse> {
+async function replay(deps: Deps, auth: AuthContext, claim: { statusCode: number; body: unknown }): Promise<RunResponse> {
   await chargePoints(deps, auth.workspace, 1);
   return { statusCode: claim.statusCode as 200 | 202, body: claim.body as Record<string, unknown>, replayed: true };
 }
@@ -114,7 +104,10 @@ async function replay(deps: Deps, auth: AuthContext, claim: Extract<idempotency.
 /** Thrown inside the admission transaction when the point counters are not in memory yet. */
 class PointsNotLoaded extends Error {}
 
-/** A queued operation: claim, points, admission and the stored response in one transaction. */
+/**
+ * A queued operation: claim, points, admission and the stored response in one transaction, in a
+ * batch with the workspace's concurrent runs where admission-batch.ts can decide it.
+ */
 async function enqueueRun(
   deps: Deps,
   auth: AuthContext,
@@ -124,7 +117,28 @@ async function enqueueRun(
   scope: idempotency.IdempotencyScope,
   hash: string,
 ): Promise<RunResponse> {
-  const points = operationPoints(op.id);
+  const run: QueuedRun = { auth, op, input, origin, scope, hash, points: operationPoints(op.id), pointsCharged: false };
+  if (batchable(deps, auth)) {
+    for (let attempt = 1; ; attempt++) {
+      await loadPoints(deps, auth.workspace);
+      const outcome = await admitInBatch(deps, run);
+      if (outcome.kind === 'new') {
+        deps.jobsWakeup();
+        return { statusCode: 202, body: outcome.body, replayed: false };
+      }
+      if (outcome.kind === 'replay') return replay(deps, auth, outcome);
+      if (outcome.kind === 'refused') throw outcome.error;
+      if (outcome.kind === 'single') break;
+      // Counters are dropped only when idle, so a second miss in a row is a fault, not a race.
+      if (attempt >= 3) throw new AppError('UNAVAILABLE', { retryAfter: 1 });
+    }
+  }
+  return enqueueSingly(deps, run);
+}
+
+/** One run in a transaction of its own (shared only through group commit). */
+async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
+  const { auth, op, input, origin, scope, hash, points } = run;
   for (let attempt = 1; ; attempt++) {
     await loadPoints(deps, auth.workspace);
     try {
@@ -134,7 +148,7 @@ async function enqueueRun(
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
-        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        if (!run.pointsCharged && !chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
         const job = await admit(deps, trx, auth, op, input, origin);
         const body = { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) };
         await idempotency.complete(trx, scope, 202, body);
@@ -163,37 +177,7 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   if (funding === 'credits') {
     await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents }, figures);
   }
-  const row: JobRow = {
-    id,
-    workspace_id: auth.workspace.id,
-    key_id: auth.key.id,
-    operation_id: op.id,
-    tool_slug: op.toolSlug,
-    status: op.asynchronous ? 'pending' : 'processing',
-    execution_origin: origin,
-    funding,
-    input_json: JSON.stringify(input),
-    output_json: null,
-    output_sha256: null,
-    progress: 0,
-    cost_mc: 0,
-    max_cost_mc: price.maximumMillicents,
-    error_code: null,
-    version: 1,
-    attempt: 1,
-    steps_total: simulatedSteps(op, input),
-    steps_done: 0,
-    checkpoint_json: null,
-    created_at_ms: now,
-    started_at_ms: op.asynchronous ? null : now,
-    completed_at_ms: null,
-    updated_at_ms: now,
-    run_after_ms: now,
-    lease_token: op.asynchronous ? 0 : 1,
-    lease_owner: op.asynchronous ? null : 'sync',
-    lease_expires_at_ms: op.asynchronous ? null : now + deps.config.jobLeaseMs,
-    recoveries: 0,
-  };
+  const row = newJobRow(deps, auth, op, input, origin, { id, now, funding, maximumMillicents: price.maximumMillicents });
   await jobs.insertJob(trx, row);
   await recordChange(trx, row, now);
   return row;

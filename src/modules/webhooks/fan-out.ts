@@ -9,8 +9,8 @@
  * before the commit; a worker that finds nothing looks again shortly, and workers of other
  * processes find deliveries by polling).
  */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { arg, prepared } from '../jobs/prepared.js';
 
@@ -48,29 +48,31 @@ const activeHooksQuery = prepared((db) =>
   db.selectFrom('webhooks').select(['id', 'event_types_json']).where('workspace_id', '=', arg(0)).where('revoked_at_ms', 'is', null).where('enabled', '=', 1),
 );
 
+/** The pending deliveries of `event` to those of `hooks` (active webhooks of its workspace) that subscribe to its type. */
+export function deliveriesFor(hooks: { id: string; event_types_json: string }[], event: FannedOutEvent, now: number): Insertable<WebhookDeliveriesTable>[] {
+  return hooks
+    .filter((h) => subscribed(h.event_types_json, event.type))
+    .map((h) => ({
+      id: newId(),
+      workspace_id: event.workspaceId,
+      webhook_id: h.id,
+      event_id: event.id,
+      status: 'pending' as const,
+      attempts: 0,
+      replay_count: 0,
+      next_attempt_at_ms: now,
+      lease_token: 0,
+      created_at_ms: now,
+      updated_at_ms: now,
+    }));
+}
+
 /** Creates the event's deliveries; returns how many. */
 export async function fanOutEvent(db: Db, event: FannedOutEvent, now: number): Promise<number> {
   const { rows: hooks } = await activeHooksQuery(db, event.workspaceId);
-  const targets = hooks.filter((h) => subscribed(h.event_types_json, event.type));
-  if (targets.length === 0) return 0;
-  await db
-    .insertInto('webhook_deliveries')
-    .values(
-      targets.map((h) => ({
-        id: newId(),
-        workspace_id: event.workspaceId,
-        webhook_id: h.id,
-        event_id: event.id,
-        status: 'pending' as const,
-        attempts: 0,
-        replay_count: 0,
-        next_attempt_at_ms: now,
-        lease_token: 0,
-        created_at_ms: now,
-        updated_at_ms: now,
-      })),
-    )
-    .execute();
+  const deliveries = deliveriesFor(hooks, event, now);
+  if (deliveries.length === 0) return 0;
+  await db.insertInto('webhook_deliveries').values(deliveries).execute();
   notifyDeliveryWorkers();
-  return targets.length;
+  return deliveries.length;
 }

@@ -1,0 +1,138 @@
+/**
+ * SQL of batched job finishes on PostgreSQL (finish-batch.ts): after the workspace lock, one
+ * statement applies every finish (conditional on status and lease token, adding the charge the
+ * job's open hold allows) and reads what settlement needs; one statement writes the settlement,
+ * versions, media rows, events and webhook deliveries of the whole batch.
+ */
+import { sql, type Insertable, type Transaction } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
+import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
+import { lockForUpdate } from '../../db/locking.js';
+import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
+import { JOB_CHANGES_CHANNEL } from './changes.js';
+import { executeNamed } from './prepared.js';
+import type { JobRow } from './store.js';
+
+type Trx = Transaction<Database>;
+
+/** One finish as the update applies it. */
+export interface FinishPatch {
+  id: string;
+  lease_token: number;
+  status: 'completed' | 'failed' | 'cancelled';
+  error_code: string | null;
+  /** Whether output_json/output_sha256 are set (to these values, null included). */
+  set_output: boolean;
+  output_json: string | null;
+  output_sha256: string | null;
+  checkpoint_json: string | null;
+  steps_done: number | null;
+  /** Whole millicents the attempt consumed (≥ 0); the charge is this, at most the open hold. */
+  consumed: number;
+}
+
+export interface FinishRead {
+  /** The jobs the finish applied to (others were cancelled, recovered or finished meanwhile). */
+  jobs: JobRow[];
+  holds: { job_id: string; id: string; amount_mc: number; created_at_ms: number }[];
+  /** The workspace's allocations with credits left. */
+  allocations: { id: string; remaining: number; expiresAt: number | null }[];
+  dueAllocations: boolean;
+  hooks: { id: string; event_types_json: string }[];
+}
+
+/** Locks the workspace, applies the finishes and reads their holds, allocations and webhooks. */
+export async function lockAndApplyFinishes(trx: Trx, caps: Capabilities, workspaceId: string, patches: FinishPatch[], now: number): Promise<FinishRead> {
+  await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+  // The holds CTE reads the snapshot before the update; nothing else changes holds under the lock.
+  const query = sql<{ jobs: JobRow[]; holds: FinishRead['holds']; allocations: FinishRead['allocations']; due: boolean; hooks: FinishRead['hooks'] }>`
+    with v as (
+      select * from json_to_recordset(${JSON.stringify(patches)}::json) as v(id text, lease_token bigint, status text, error_code text,
+        set_output boolean, output_json text, output_sha256 text, checkpoint_json text, steps_done integer, consumed bigint)
+    ), h as (
+      select job_id, id, amount_mc, created_at_ms from credit_holds where job_id in (select id from v) and released_at_ms is null
+    ), u as (
+      update jobs j set
+        status = v.status,
+        completed_at_ms = ${now},
+        lease_owner = null,
+        lease_expires_at_ms = null,
+        error_code = v.error_code,
+        progress = case when v.status = 'completed' then 100 else j.progress end,
+        output_json = case when v.set_output then v.output_json else j.output_json end,
+        output_sha256 = case when v.set_output then v.output_sha256 else j.output_sha256 end,
+        checkpoint_json = coalesce(v.checkpoint_json, j.checkpoint_json),
+        steps_done = coalesce(v.steps_done, j.steps_done),
+        updated_at_ms = ${now},
+        version = j.version + 1,
+        cost_mc = j.cost_mc + case when j.funding = 'credits'
+          then coalesce((select least(v.consumed, h.amount_mc) from h where h.job_id = j.id), 0) else 0 end
+      from v
+      where j.id = v.id and j.workspace_id = ${workspaceId} and j.status = 'processing' and j.lease_token = v.lease_token
+      returning j.*
+    )
+    select
+      (select coalesce(json_agg(u), '[]'::json) from u) as jobs,
+      (select coalesce(json_agg(h), '[]'::json) from h) as holds,
+      (select coalesce(json_agg(json_build_object('id', id, 'remaining', remaining_mc, 'expiresAt', expires_at_ms)), '[]'::json)
+        from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0) as allocations,
+      exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
+      (select coalesce(json_agg(json_build_object('id', id, 'event_types_json', event_types_json)), '[]'::json)
+        from webhooks where workspace_id = ${workspaceId} and revoked_at_ms is null and enabled = 1) as hooks`;
+  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
+  const r = rows[0]!;
+  return {
+    jobs: r.jobs,
+    holds: r.holds.map((h) => ({ ...h, amount_mc: Number(h.amount_mc), created_at_ms: Number(h.created_at_ms) })),
+    allocations: r.allocations.map((a) => ({ id: a.id, remaining: Number(a.remaining), expiresAt: a.expiresAt === null ? null : Number(a.expiresAt) })),
+    dueAllocations: r.due,
+    hooks: r.hooks,
+  };
+}
+
+export interface FinishWrites {
+  debits: { id: string; amount: number }[];
+  releasedHolds: string[];
+  ledger: Row<'credit_transactions'>[];
+  versions: Row<'job_versions'>[];
+  media: Row<'media'>[];
+  events: { id: string; workspace_id: string; type: string; data_json: string; created_at_ms: number }[];
+  deliveries: Insertable<WebhookDeliveriesTable>[];
+  notify: string[];
+}
+
+const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms'];
+const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
+const MEDIA_COLUMNS = ['id', 'workspace_id', 'name', 'mime_type', 'kind', 'size_bytes', 'sha256', 'storage_key', 'job_id', 'created_at_ms'];
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms'];
+const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
+
+/**
+ * Writes a batch's settlement and records in one statement. Returns how many allocations were
+ * debited and holds released, for the caller to check against what it asked.
+ */
+export async function writeFinishes(trx: Trx, caps: Capabilities, w: FinishWrites, now: number): Promise<{ debited: number; released: number }> {
+  const query = sql<{ debited: string | number; released: string | number; notified: string | number }>`
+    with a as (
+      update credit_allocations c set remaining_mc = c.remaining_mc - d.amount
+      from json_to_recordset(${JSON.stringify(w.debits)}::json) as d(id text, amount bigint)
+      where c.id = d.id and c.remaining_mc >= d.amount
+      returning c.id
+    ), r as (
+      update credit_holds set released_at_ms = ${now}
+      where id in (select value from json_array_elements_text(${JSON.stringify(w.releasedHolds)}::json)) and released_at_ms is null
+      returning id
+    ),
+      l as (${insertJsonRows('credit_transactions', LEDGER_COLUMNS, rowsJson(w.ledger, LEDGER_COLUMNS))}),
+      v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
+      m as (${insertJsonRows('media', MEDIA_COLUMNS, rowsJson(w.media, MEDIA_COLUMNS))}),
+      e as (${insertJsonRows('events', EVENT_COLUMNS, rowsJson(w.events, EVENT_COLUMNS))}),
+      d as (${insertJsonRows('webhook_deliveries', DELIVERY_COLUMNS, rowsJson(w.deliveries, DELIVERY_COLUMNS))})
+    select
+      (select count(*) from a) as debited,
+      (select count(*) from r) as released,
+      -- count() evaluates pg_notify once per job: the notifications go out at commit.
+      (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`;
+  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
+  return { debited: Number(rows[0]!.debited), released: Number(rows[0]!.released) };
+}

@@ -1,0 +1,192 @@
+/**
+ * Batched finishes of the jobs a worker ran, on PostgreSQL. A finish used to be about fifteen
+ * statements under the workspace lock (status change, hold, allocations, ledger, cost, version,
+ * notification, event, webhook fan-out, media rows); finishes of one workspace that arrive
+ * together are applied here in one transaction of four statements whatever their number: the
+ * workspace lock, one update of every job that also reads what settlement needs, one write of
+ * everything else, the commit.
+ *
+ * The rules are lifecycle.finishJob's, applied to each finish in arrival order: the change holds
+ * only while the job is still processing under the attempt's lease token; the attempt's
+ * consumption is charged up to the open hold, spending allocations earliest-expiry first (only
+ * those not yet expired when the hold was admitted), one `usage` ledger entry per job, the hold
+ * released; the new version, the terminal event and its webhook deliveries, and the media rows
+ * (with their `media.created` events) of the attempt's last files, written with it.
+ *
+ * Anything unusual goes the one-by-one way (lifecycle.finishJob), which stays the reference:
+ * finishes without a lease (cancel, recovery) never come here; a batch falls back whole when
+ * credits are due to expire (expiry is weighed after each settlement), when allocations would
+ * not cover a charge (logged there), when one job appears twice, or when its write fails.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Deps } from '../../deps.js';
+import type { Database } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { Batcher } from '../../queue/batcher.js';
+import { inTransaction } from '../../queue/group-commit.js';
+import type { EventType } from '../events/store.js';
+import { presentMedia, type MediaRecord } from '../media/service.js';
+import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
+import { jobChangesToNotify } from './changes.js';
+import { lockAndApplyFinishes, writeFinishes, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import type { FinishRequest } from './lifecycle.js';
+import { toMetadata } from './snapshot.js';
+import { noteJobWrite, type JobRow } from './store.js';
+
+/** Finish this job one by one (lifecycle.finishJob). */
+export const FINISH_SINGLY = Symbol('finish singly');
+
+interface QueuedFinish {
+  jobId: string;
+  req: FinishRequest;
+}
+
+type Outcome = JobRow | undefined | typeof FINISH_SINGLY;
+
+const TERMINAL_EVENT: Record<FinishRequest['status'], EventType> = {
+  completed: 'job.completed',
+  failed: 'job.failed',
+  cancelled: 'job.cancelled',
+};
+
+/** Whether this finish may be batched: a worker's, under its lease, from processing. */
+export function batchableFinish(deps: Deps, req: FinishRequest): boolean {
+  return deps.caps.dialect === 'postgres' && req.leaseToken !== null && req.from.length === 1 && req.from[0] === 'processing';
+}
+
+const batchers = new WeakMap<Kysely<Database>, Batcher<QueuedFinish, Outcome>>();
+
+export function finishInBatch(deps: Deps, jobId: string, req: FinishRequest): Promise<Outcome> {
+  let batcher = batchers.get(deps.db);
+  if (!batcher) batchers.set(deps.db, (batcher = new Batcher((_, items) => runBatch(deps, items))));
+  return batcher.submit(req.workspaceId, { jobId, req });
+}
+
+/** Thrown inside the batch's transaction to roll it back and finish its jobs one by one. */
+class FallBack extends Error {}
+
+async function runBatch(deps: Deps, items: QueuedFinish[]): Promise<Outcome[]> {
+  if (new Set(items.map((i) => i.jobId)).size !== items.length) {
+    deps.metrics.observeBatch('finish', items.length, true);
+    return items.map(() => FINISH_SINGLY);
+  }
+  try {
+    const { outcomes, deliveries } = deps.caps.singleWriter
+      ? await inTransaction(deps, (trx) => finishBatch(deps, trx, items))
+      : await deps.db.transaction().execute((trx) => finishBatch(deps, trx, items));
+    if (deliveries > 0) notifyDeliveryWorkers();
+    deps.metrics.observeBatch('finish', items.length, false);
+    return outcomes;
+  } catch (err) {
+    if (!(err instanceof FallBack)) deps.log.warn({ err, jobs: items.length }, 'batched finish failed; finishing its jobs one by one');
+    deps.metrics.observeBatch('finish', items.length, true);
+    return items.map(() => FINISH_SINGLY);
+  }
+}
+
+function patchOf(jobId: string, req: FinishRequest): FinishPatch {
+  const output = req.output === undefined ? undefined : req.output === null ? null : JSON.stringify(req.output);
+  return {
+    id: jobId,
+    lease_token: req.leaseToken!,
+    status: req.status,
+    error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
+    set_output: output !== undefined,
+    output_json: output ?? null,
+    output_sha256: output ? sha256Hex(output) : null,
+    // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
+    checkpoint_json: req.checkpoint ? JSON.stringify({ ...req.checkpoint, attemptCost: 0 }) : null,
+    steps_done: req.checkpoint ? req.checkpoint.stepsDone : null,
+    consumed: Math.max(0, Math.floor(req.consumedMillicents)),
+  };
+}
+
+async function finishBatch(deps: Deps, trx: Transaction<Database>, items: QueuedFinish[]): Promise<{ outcomes: Outcome[]; deliveries: number }> {
+  const now = deps.clock.now();
+  const workspaceId = items[0]!.req.workspaceId;
+  for (const i of items) noteJobWrite(i.jobId);
+  const patches = items.map((i) => patchOf(i.jobId, i.req));
+  const read = await lockAndApplyFinishes(trx, deps.caps, workspaceId, patches, now);
+  if (read.dueAllocations) throw new FallBack();
+  const rows = new Map(read.jobs.map((j) => [j.id, j]));
+  const holds = new Map(read.holds.map((h) => [h.job_id, h]));
+  // Spending order: earliest expiry first, never-expiring last, then by id (reservations.settle).
+  const allocations = read.allocations
+    .map((a) => ({ ...a, order: a.expiresAt ?? Infinity }))
+    .sort((a, b) => a.order - b.order || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const debits = new Map<string, number>();
+  const w: FinishWrites = { debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
+  const addEvent = (type: EventType, data: Record<string, unknown>, createdAt: number) => {
+    const event = { id: newId(), workspace_id: workspaceId, type, data_json: JSON.stringify(data), created_at_ms: createdAt };
+    w.events.push(event);
+    w.deliveries.push(...deliveriesFor(read.hooks, { id: event.id, workspaceId, type }, now));
+  };
+  const outcomes: Outcome[] = [];
+  for (const [index, item] of items.entries()) {
+    const row = rows.get(item.jobId);
+    if (!row) {
+      outcomes.push(undefined);
+      continue;
+    }
+    const hold = holds.get(item.jobId);
+    if (row.funding === 'credits' && hold) {
+      const charge = Math.min(patches[index]!.consumed, hold.amount_mc);
+      let left = charge;
+      for (const a of allocations) {
+        if (left === 0) break;
+        if (a.remaining === 0 || (a.expiresAt !== null && a.expiresAt <= hold.created_at_ms)) continue;
+        const part = Math.min(a.remaining, left);
+        a.remaining -= part;
+        left -= part;
+        debits.set(a.id, (debits.get(a.id) ?? 0) + part);
+      }
+      // A shortfall is logged and charged as far as it goes by the one-by-one path.
+      if (left > 0) throw new FallBack();
+      if (charge > 0) {
+        w.ledger.push({
+          id: newId(),
+          workspace_id: workspaceId,
+          type: 'usage',
+          amount_mc: -charge,
+          allocation_id: null,
+          key_id: row.key_id,
+          tool_slug: row.tool_slug,
+          job_id: row.id,
+          execution_origin: row.execution_origin,
+          created_at_ms: now,
+        });
+      }
+      w.releasedHolds.push(hold.id);
+    }
+    for (const m of item.req.media ?? []) {
+      w.media.push(mediaRow(m));
+      addEvent('media.created', { media: presentMedia(m), jobId: m.jobId }, m.createdAt);
+    }
+    const metadata = toMetadata(row);
+    w.versions.push({ job_id: row.id, version: Number(row.version), snapshot_json: JSON.stringify(metadata), created_at_ms: now });
+    addEvent(TERMINAL_EVENT[item.req.status], { job: metadata }, now);
+    outcomes.push(row);
+  }
+  w.debits = [...debits].map(([id, amount]) => ({ id, amount }));
+  w.notify = jobChangesToNotify(trx, read.jobs.map((j) => j.id));
+  const done = await writeFinishes(trx, deps.caps, w, now);
+  // Everything was read under the workspace lock; a difference means a writer without it.
+  if (done.debited !== w.debits.length || done.released !== w.releasedHolds.length) throw new FallBack();
+  return { outcomes, deliveries: w.deliveries.length };
+}
+
+function mediaRow(m: MediaRecord) {
+  return {
+    id: m.id,
+    workspace_id: m.workspaceId,
+    name: m.name,
+    mime_type: m.mimeType,
+    kind: m.kind,
+    size_bytes: m.sizeBytes,
+    sha256: m.sha256,
+    storage_key: m.storageKey,
+    job_id: m.jobId,
+    created_at_ms: m.createdAt,
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * SQL of batched admission on PostgreSQL (admission-batch.ts): after the workspace lock, one
+ * statement reads every figure the batch weighs plus the stored Idempotency-Keys it names, and
+ * one statement writes the jobs, holds, first versions and stored responses of all admitted runs
+ * (and notifies their job-change feed). Two round trips per batch, whatever its size.
+ */
+import { sql, type Transaction } from 'kysely';
+import type { Capabilities } from '../../db/connect.js';
+import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
+import { lockForUpdate } from '../../db/locking.js';
+import type { Database, Row } from '../../db/schema.js';
+import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
+import { executeNamed } from '../jobs/prepared.js';
+import { JOB_COLUMNS, type JobRow } from '../jobs/store.js';
+
+type Trx = Transaction<Database>;
+
+export interface StoredIdempotency {
+  keyId: string;
+  idemKey: string;
+  hash: string;
+  state: string;
+  statusCode: number | null;
+  response: string | null;
+  expiresAt: number;
+}
+
+export interface BatchFigures {
+  waitingJobs: number;
+  /** Providers (of those asked about) the workspace holds its own key for. */
+  ownProviders: Set<string>;
+  dueAllocations: boolean;
+  liveMillicents: number;
+  heldMillicents: number;
+  /** Stored Idempotency-Keys among those asked about. */
+  idempotency: StoredIdempotency[];
+}
+
+/**
+ * Locks the workspace (a statement of its own: see admission-store.ts for why the read must
+ * follow it, not share it) and reads the batch's figures.
+ */
+export async function lockAndReadBatchFigures(
+  trx: Trx,
+  caps: Capabilities,
+  workspaceId: string,
+  providers: string[],
+  keys: { keyId: string; idemKey: string }[],
+  now: number,
+): Promise<BatchFigures> {
+  await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+  // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
+  const query = sql<{ pending: string | number; providers: string[]; due: boolean; live: string | number; held: string | number; idempotency: StoredIdempotency[] }>`
+    select
+      (select count(*) from jobs where workspace_id = ${workspaceId} and status = 'pending') as pending,
+      (select coalesce(json_agg(distinct provider), '[]'::json) from provider_keys
+        where workspace_id = ${workspaceId} and provider = any(${providers}::text[])) as providers,
+      exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
+      (select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = ${workspaceId}
+        and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null)) as live,
+      (select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = ${workspaceId} and released_at_ms is null) as held,
+      (select coalesce(json_agg(json_build_object('keyId', key_id, 'idemKey', idem_key, 'hash', request_hash, 'state', state,
+          'statusCode', status_code, 'response', response_json, 'expiresAt', expires_at_ms)), '[]'::json)
+        from idempotency_keys where workspace_id = ${workspaceId}
+          and (key_id, idem_key) in (select * from unnest(${keys.map((k) => k.keyId)}::text[], ${keys.map((k) => k.idemKey)}::text[]))) as idempotency`;
+  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
+  const r = rows[0]!;
+  return {
+    waitingJobs: Number(r.pending),
+    ownProviders: new Set(r.providers),
+    dueAllocations: r.due,
+    liveMillicents: Number(r.live),
+    heldMillicents: Number(r.held),
+    idempotency: r.idempotency.map((i) => ({ ...i, statusCode: i.statusCode === null ? null : Number(i.statusCode), expiresAt: Number(i.expiresAt) })),
+  };
+}
+
+export interface AdmissionWrites {
+  jobs: JobRow[];
+  holds: Row<'credit_holds'>[];
+  versions: Row<'job_versions'>[];
+  idempotency: Row<'idempotency_keys'>[];
+  /** Jobs whose job-change feed is notified at commit (PostgreSQL NOTIFY). */
+  notify: string[];
+}
+
+const HOLD_COLUMNS = ['id', 'workspace_id', 'job_id', 'key_id', 'amount_mc', 'created_at_ms', 'released_at_ms'];
+const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
+const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
+
+/** Writes every admitted run of a batch in one statement. */
+export async function writeAdmissions(trx: Trx, caps: Capabilities, w: AdmissionWrites): Promise<void> {
+  const query = sql`
+    with j as (${insertJsonRows('jobs', JOB_COLUMNS, rowsJson(w.jobs, JOB_COLUMNS))}),
+      h as (${insertJsonRows('credit_holds', HOLD_COLUMNS, rowsJson(w.holds, HOLD_COLUMNS))}),
+      v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
+      i as (${insertJsonRows('idempotency_keys', IDEMPOTENCY_COLUMNS, rowsJson(w.idempotency, IDEMPOTENCY_COLUMNS))})
+    select pg_notify(${JOB_CHANGES_CHANNEL}, n) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n`;
+  await executeNamed(trx, caps.namedStatements, query.compile(trx));
+}
