@@ -13,6 +13,7 @@ import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { registerSqliteStatements } from './sqlite-direct.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { Pipelines } from './pg-pipeline.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -30,6 +31,11 @@ export interface Capabilities {
    * is parsed and planned once per connection instead of on every call (jobs/prepared.ts).
    */
   namedStatements?: boolean;
+  /**
+   * Several statements per round trip on one connection (PostgreSQL server): the batched money
+   * paths send theirs in pipelines (db/pg-pipeline.ts, queue/batch-transaction.ts).
+   */
+  pipelines?: Pipelines;
 }
 
 export interface DatabaseHandle {
@@ -106,7 +112,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
-      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true, namedStatements: true },
+      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true, namedStatements: true, pipelines: new Pipelines(pool) },
       url,
       close: () => db.destroy(),
     };

@@ -2,19 +2,21 @@
  * Claiming pending jobs with a lease. Each claim increments the job's lease token (fencing) and
  * respects the workspace's running-jobs limit. On PostgreSQL each candidate workspace's row is
  * locked (in id order, so two claimers never wait for each other in a cycle) while its running
- * jobs are counted and its jobs are claimed by conditional updates, so several workers never run
- * the same job or exceed a limit together; on SQLite the write transaction already serialises
+ * jobs are counted and its jobs are claimed by a conditional update, so several workers never run
+ * the same job or exceed a limit together; the statements go in pipelines, a few round trips per
+ * claim whatever its size (claimBatched). On SQLite the write transaction already serialises
  * claims.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { insertJsonRows, rowsJson } from '../db/json-rows.js';
 import { jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
 import { toMetadata } from '../modules/jobs/snapshot.js';
 import type { Database } from '../db/schema.js';
-import { arg, executeNamed, prepared } from '../modules/jobs/prepared.js';
+import { arg, prepared } from '../modules/jobs/prepared.js';
+import { batchTransaction } from './batch-transaction.js';
 import type { Deps } from '../deps.js';
-import type { Workspace } from '../modules/accounts/types.js';
-import { lockWorkspace } from '../modules/accounts/store.js';
+import type { LimitOverrides, Plan, Workspace } from '../modules/accounts/types.js';
+import { lockWorkspace, lockWorkspaceQuery } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, type JobRow } from '../modules/jobs/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
@@ -57,8 +59,14 @@ const claimQuery = prepared((db) =>
     .returningAll(),
 );
 
+/** Oldest first, as the queue would have run them. */
+function queueOrder(a: JobRow, b: JobRow): number {
+  return Number(a.run_after_ms) - Number(b.run_after_ms) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   if (max <= 0) return [];
+  if (deps.caps.dialect === 'postgres') return claimBatched(deps, owner, max);
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
     // Candidates are read without row locks: the claim takes each workspace's lock before it
@@ -78,13 +86,6 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
       if (room <= 0) continue;
       const ids = byWorkspace.get(workspaceId)!;
       for (const id of ids) noteJobWrite(id);
-      if (deps.caps.dialect === 'postgres') {
-        // Two statements for the workspace's jobs, however many: the claim and the versions.
-        const rows = await claimMany(trx, deps, owner, now, ids, room);
-        if (rows.length > 0) await recordClaims(trx, deps, rows, now);
-        claimed.push(...rows);
-        continue;
-      }
       for (const id of ids) {
         if (room <= 0) break;
         const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, id)).rows;
@@ -94,17 +95,58 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
         room--;
       }
     }
-    // Oldest first, as the queue would have run them.
-    return claimed.sort((a, b) => Number(a.run_after_ms) - Number(b.run_after_ms) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return claimed.sort(queueOrder);
   });
 }
 
 /**
- * PostgreSQL: claims, in one statement, up to `limit` of the jobs among `ids` that are still
- * pending (oldest first; others may have been claimed or cancelled since they were read).
+ * PostgreSQL: the same claim in few round trips, whatever the number of jobs: candidates (with
+ * their workspace's limits), then per workspace its lock and one update claiming up to its free
+ * running slots, then every claimed job's version with the commit. The running-jobs limit comes
+ * from the workspace row read with the candidates (a settings change racing the claim applies
+ * from the next one); the count of running jobs is taken under the lock, in the update itself.
  */
-async function claimMany(trx: Transaction<Database>, deps: Deps, owner: string, now: number, ids: string[], limit: number): Promise<JobRow[]> {
-  const query = sql<JobRow>`
+async function claimBatched(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
+  const now = deps.clock.now();
+  return batchTransaction(deps, async (tx) => {
+    const [found] = await tx.run([candidatesWithLimitsQuery(deps.db, now, max * 4)]);
+    const byWorkspace = new Map<string, { ids: string[]; runningJobs: number }>();
+    for (const c of found!.rows as { id: string; workspace_id: string; plan: Plan; limits_json: string }[]) {
+      let w = byWorkspace.get(c.workspace_id);
+      if (!w) {
+        const limits = resolveLimits({ plan: c.plan, limitOverrides: JSON.parse(c.limits_json) as LimitOverrides });
+        byWorkspace.set(c.workspace_id, (w = { ids: [], runningJobs: limits.runningJobs }));
+      }
+      w.ids.push(c.id);
+    }
+    const claimed: JobRow[] = [];
+    for (const workspaceId of [...byWorkspace.keys()].sort()) {
+      const room = max - claimed.length;
+      if (room <= 0) break;
+      const w = byWorkspace.get(workspaceId)!;
+      for (const id of w.ids) noteJobWrite(id);
+      const [, updated] = await tx.run([lockWorkspaceQuery(deps.db, workspaceId), claimQueryFor(deps, owner, now, workspaceId, w.ids, Math.min(room, w.runningJobs), w.runningJobs)]);
+      claimed.push(...(updated!.rows as JobRow[]));
+    }
+    await tx.run(claimed.length > 0 ? [recordClaimsQuery(deps, claimed, now)] : [], { commit: true });
+    return claimed.sort(queueOrder);
+  });
+}
+
+function candidatesWithLimitsQuery(db: Kysely<Database>, now: number, limit: number): CompiledQuery {
+  return sql`
+    select j.id, j.workspace_id, w.plan, w.limits_json from jobs j join workspaces w on w.id = j.workspace_id
+    where j.status = 'pending' and j.run_after_ms <= ${now}
+    order by j.run_after_ms, j.id
+    limit ${limit}`.compile(db);
+}
+
+/**
+ * Claims up to `room` of `ids` still pending, oldest first, and no more than the workspace's
+ * free running slots (`runningJobs` minus those processing, counted when the update runs).
+ */
+function claimQueryFor(deps: Deps, owner: string, now: number, workspaceId: string, ids: string[], room: number, runningJobs: number): CompiledQuery {
+  return sql<JobRow>`
     update jobs set
       status = 'processing',
       lease_token = lease_token + 1,
@@ -117,22 +159,21 @@ async function claimMany(trx: Transaction<Database>, deps: Deps, owner: string, 
       select id from jobs
       where id in (select value from json_array_elements_text(${JSON.stringify(ids)}::json)) and status = 'pending'
       order by run_after_ms, id
-      limit ${limit}
+      limit (select least(${room}::integer, greatest(0, ${runningJobs}::integer - count(*)))
+        from jobs where workspace_id = ${workspaceId} and status = 'processing')
     ) and status = 'pending'
-    returning *`;
-  return (await executeNamed(trx, deps.caps.namedStatements, query.compile(trx))).rows;
+    returning *`.compile(deps.db);
 }
 
 const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 
-/** PostgreSQL: the claimed jobs' versions and job-change notifications, in one statement (lifecycle.recordChange for many). */
-async function recordClaims(trx: Transaction<Database>, deps: Deps, rows: JobRow[], now: number): Promise<void> {
+/** The claimed jobs' versions and job-change notifications, in one statement (lifecycle.recordChange for many). */
+function recordClaimsQuery(deps: Deps, rows: JobRow[], now: number): CompiledQuery {
   const versions = rows.map((r) => ({ job_id: r.id, version: Number(r.version), snapshot_json: JSON.stringify(toMetadata(r)), created_at_ms: now }));
-  const notify = jobChangesToNotify(trx, rows.map((r) => r.id));
-  const query = sql`
+  const notify = jobChangesToNotify(deps.db, rows.map((r) => r.id));
+  return sql`
     with v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(versions, VERSION_COLUMNS))})
-    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(notify)}::json) as n`;
-  await executeNamed(trx, deps.caps.namedStatements, query.compile(trx));
+    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(notify)}::json) as n`.compile(deps.db);
 }
 
 /** Extends the lease of a job this worker still holds; false when it lost it (cancel, recovery). */

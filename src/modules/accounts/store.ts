@@ -1,5 +1,5 @@
 /** SQL for users, organizations, memberships and workspaces. */
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
@@ -133,6 +133,14 @@ export async function findWorkspace(db: Db, id: string): Promise<Workspace | und
 }
 
 /** Reads the workspace and locks its row for the rest of the transaction (PostgreSQL): read-modify-write. */
+/**
+ * The PostgreSQL row lock of a workspace as a compiled statement, for batches that send it in a
+ * pipeline with the statements that follow it (queue/batch-transaction.ts).
+ */
+export function lockWorkspaceQuery(db: Kysely<Database>, id: string): CompiledQuery {
+  return db.selectFrom('workspaces').select('id').where('id', '=', id).forUpdate().compile();
+}
+
 export async function lockWorkspace(db: Db, caps: Capabilities, id: string): Promise<Workspace | undefined> {
   const r = await lockForUpdate(caps, db.selectFrom('workspaces').selectAll().where('id', '=', id)).executeTakeFirst();
   return r && toWorkspace(r);

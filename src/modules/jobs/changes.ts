@@ -48,8 +48,8 @@ export async function publishJobChange(trx: Transaction<Database>, jobId: string
  * where the feed is in-process, and returns the job ids the statement must NOTIFY where it is
  * PostgreSQL's (empty when there is nothing to notify).
  */
-export function jobChangesToNotify(trx: Transaction<Database>, jobIds: string[]): string[] {
-  return feeds.get(adapterOf(trx))?.publishLater(jobIds) ?? [];
+export function jobChangesToNotify(db: Kysely<Database> | Transaction<Database>, jobIds: string[]): string[] {
+  return feeds.get(adapterOf(db))?.publishLater(jobIds) ?? [];
 }
 
 export interface JobChangeFeedOptions {

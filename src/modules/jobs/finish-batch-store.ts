@@ -4,16 +4,13 @@
  * job's open hold allows) and reads what settlement needs; one statement writes the settlement,
  * versions, media rows, events and webhook deliveries of the whole batch.
  */
-import { sql, type Insertable, type Transaction } from 'kysely';
-import type { Capabilities } from '../../db/connect.js';
+import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
-import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
-import { executeNamed } from './prepared.js';
 import type { JobRow } from './store.js';
 
-type Trx = Transaction<Database>;
+type Db = Kysely<Database>;
 
 /** One finish as the update applies it. */
 export interface FinishPatch {
@@ -41,11 +38,21 @@ export interface FinishRead {
   hooks: { id: string; event_types_json: string }[];
 }
 
-/** Locks the workspace, applies the finishes and reads their holds, allocations and webhooks. */
-export async function lockAndApplyFinishes(trx: Trx, caps: Capabilities, workspaceId: string, patches: FinishPatch[], now: number): Promise<FinishRead> {
-  await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-  // The holds CTE reads the snapshot before the update; nothing else changes holds under the lock.
-  const query = sql<{ jobs: JobRow[]; holds: FinishRead['holds']; allocations: FinishRead['allocations']; due: boolean; hooks: FinishRead['hooks'] }>`
+interface ReadRow {
+  jobs: JobRow[];
+  holds: FinishRead['holds'];
+  allocations: FinishRead['allocations'];
+  due: boolean;
+  hooks: FinishRead['hooks'];
+}
+
+/**
+ * Applies the finishes and reads their holds, allocations and webhooks; sent after the workspace
+ * lock (runs/admission-batch-store.ts lockWorkspaceQuery). The holds CTE reads the snapshot
+ * before the update; nothing else changes holds under the lock.
+ */
+export function applyFinishesQuery(db: Db, workspaceId: string, patches: FinishPatch[], now: number): CompiledQuery {
+  return sql<ReadRow>`
     with v as (
       select * from json_to_recordset(${JSON.stringify(patches)}::json) as v(id text, lease_token bigint, status text, error_code text,
         set_output boolean, output_json text, output_sha256 text, checkpoint_json text, steps_done integer, consumed bigint)
@@ -78,9 +85,11 @@ export async function lockAndApplyFinishes(trx: Trx, caps: Capabilities, workspa
         from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0) as allocations,
       exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
       (select coalesce(json_agg(json_build_object('id', id, 'event_types_json', event_types_json)), '[]'::json)
-        from webhooks where workspace_id = ${workspaceId} and revoked_at_ms is null and enabled = 1) as hooks`;
-  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
-  const r = rows[0]!;
+        from webhooks where workspace_id = ${workspaceId} and revoked_at_ms is null and enabled = 1) as hooks`.compile(db);
+}
+
+export function parseFinishRead(rows: unknown[]): FinishRead {
+  const r = rows[0] as ReadRow;
   return {
     jobs: r.jobs,
     holds: r.holds.map((h) => ({ ...h, amount_mc: Number(h.amount_mc), created_at_ms: Number(h.created_at_ms) })),
@@ -108,11 +117,11 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 
 /**
- * Writes a batch's settlement and records in one statement. Returns how many allocations were
- * debited and holds released, for the caller to check against what it asked.
+ * Writes a batch's settlement and records in one statement, which fails unless every debit and
+ * hold release it asks for applies (its row also says how many did: parseWriteCounts).
  */
-export async function writeFinishes(trx: Trx, caps: Capabilities, w: FinishWrites, now: number): Promise<{ debited: number; released: number }> {
-  const query = sql<{ debited: string | number; released: string | number; notified: string | number }>`
+export function writeFinishesQuery(db: Db, w: FinishWrites, now: number): CompiledQuery {
+  return sql<{ debited: string | number; released: string | number; notified: string | number }>`
     with a as (
       update credit_allocations c set remaining_mc = c.remaining_mc - d.amount
       from json_to_recordset(${JSON.stringify(w.debits)}::json) as d(id text, amount bigint)
@@ -129,10 +138,18 @@ export async function writeFinishes(trx: Trx, caps: Capabilities, w: FinishWrite
       e as (${insertJsonRows('events', EVENT_COLUMNS, rowsJson(w.events, EVENT_COLUMNS))}),
       d as (${insertJsonRows('webhook_deliveries', DELIVERY_COLUMNS, rowsJson(w.deliveries, DELIVERY_COLUMNS))})
     select
+      -- Settlement read everything under the workspace lock, so every debit and release applies;
+      -- if one did not, the statement fails (the cast raises) and the transaction with it.
+      case when (select count(*) from a) = ${w.debits.length} and (select count(*) from r) = ${w.releasedHolds.length} then 0
+        -- (not a constant, or the planner would fold the cast and fail every time)
+        else ('batched finish: an allocation or hold changed under the workspace lock; debited ' || (select count(*) from a))::integer end as checked,
       (select count(*) from a) as debited,
       (select count(*) from r) as released,
       -- count() evaluates pg_notify once per job: the notifications go out at commit.
-      (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`;
-  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
-  return { debited: Number(rows[0]!.debited), released: Number(rows[0]!.released) };
+      (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`.compile(db);
+}
+
+export function parseWriteCounts(rows: unknown[]): { debited: number; released: number } {
+  const r = rows[0] as { debited: string | number; released: string | number };
+  return { debited: Number(r.debited), released: Number(r.released) };
 }

@@ -18,18 +18,19 @@
  * credits are due to expire (expiry is weighed after each settlement), when allocations would
  * not cover a charge (logged there), when one job appears twice, or when its write fails.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { Batcher } from '../../queue/batcher.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { batchTransaction, type BatchRunner } from '../../queue/batch-transaction.js';
 import type { EventType } from '../events/store.js';
 import { presentMedia, type MediaRecord } from '../media/service.js';
 import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
-import { lockAndApplyFinishes, writeFinishes, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import { applyFinishesQuery, parseFinishRead, parseWriteCounts, writeFinishesQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import { lockWorkspaceQuery } from '../accounts/store.js';
 import type { FinishRequest } from './lifecycle.js';
 import { toMetadata } from './snapshot.js';
 import { noteJobWrite, type JobRow } from './store.js';
@@ -72,9 +73,7 @@ async function runBatch(deps: Deps, items: QueuedFinish[]): Promise<Outcome[]> {
     return items.map(() => FINISH_SINGLY);
   }
   try {
-    const { outcomes, deliveries } = deps.caps.singleWriter
-      ? await inTransaction(deps, (trx) => finishBatch(deps, trx, items))
-      : await deps.db.transaction().execute((trx) => finishBatch(deps, trx, items));
+    const { outcomes, deliveries } = await batchTransaction(deps, (tx) => finishBatch(deps, tx, items));
     if (deliveries > 0) notifyDeliveryWorkers();
     deps.metrics.observeBatch('finish', items.length, false);
     return outcomes;
@@ -102,12 +101,13 @@ function patchOf(jobId: string, req: FinishRequest): FinishPatch {
   };
 }
 
-async function finishBatch(deps: Deps, trx: Transaction<Database>, items: QueuedFinish[]): Promise<{ outcomes: Outcome[]; deliveries: number }> {
+async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[]): Promise<{ outcomes: Outcome[]; deliveries: number }> {
   const now = deps.clock.now();
   const workspaceId = items[0]!.req.workspaceId;
   for (const i of items) noteJobWrite(i.jobId);
   const patches = items.map((i) => patchOf(i.jobId, i.req));
-  const read = await lockAndApplyFinishes(trx, deps.caps, workspaceId, patches, now);
+  const [, applied] = await tx.run([lockWorkspaceQuery(deps.db, workspaceId), applyFinishesQuery(deps.db, workspaceId, patches, now)]);
+  const read = parseFinishRead(applied!.rows);
   if (read.dueAllocations) throw new FallBack();
   const rows = new Map(read.jobs.map((j) => [j.id, j]));
   const holds = new Map(read.holds.map((h) => [h.job_id, h]));
@@ -169,10 +169,11 @@ async function finishBatch(deps: Deps, trx: Transaction<Database>, items: Queued
     outcomes.push(row);
   }
   w.debits = [...debits].map(([id, amount]) => ({ id, amount }));
-  w.notify = jobChangesToNotify(trx, read.jobs.map((j) => j.id));
-  const done = await writeFinishes(trx, deps.caps, w, now);
-  // Everything was read under the workspace lock; a difference means a writer without it.
-  if (done.debited !== w.debits.length || done.released !== w.releasedHolds.length) throw new FallBack();
+  w.notify = jobChangesToNotify(deps.db, read.jobs.map((j) => j.id));
+  const [written] = await tx.run([writeFinishesQuery(deps.db, w, now)], { commit: true });
+  const done = parseWriteCounts(written!.rows);
+  // The statement itself fails otherwise (before the commit); this guards the statement.
+  if (done.debited !== w.debits.length || done.released !== w.releasedHolds.length) throw new Error('batched finish: settlement counts differ');
   return { outcomes, deliveries: w.deliveries.length };
 }
 

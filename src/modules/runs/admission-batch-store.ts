@@ -2,18 +2,17 @@
  * SQL of batched admission on PostgreSQL (admission-batch.ts): after the workspace lock, one
  * statement reads every figure the batch weighs plus the stored Idempotency-Keys it names, and
  * one statement writes the jobs, holds, first versions and stored responses of all admitted runs
- * (and notifies their job-change feed). Two round trips per batch, whatever its size.
+ * (and notifies their job-change feed). The queries are compiled here and sent by the batch's
+ * transaction (queue/batch-transaction.ts): begin, lock and read in one round trip, write and
+ * commit in another, whatever the batch's size.
  */
-import { sql, type Transaction } from 'kysely';
-import type { Capabilities } from '../../db/connect.js';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
-import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
-import { executeNamed } from '../jobs/prepared.js';
 import { JOB_COLUMNS, type JobRow } from '../jobs/store.js';
 
-type Trx = Transaction<Database>;
+type Db = Kysely<Database>;
 
 export interface StoredIdempotency {
   keyId: string;
@@ -36,21 +35,19 @@ export interface BatchFigures {
   idempotency: StoredIdempotency[];
 }
 
-/**
- * Locks the workspace (a statement of its own: see admission-store.ts for why the read must
- * follow it, not share it) and reads the batch's figures.
- */
-export async function lockAndReadBatchFigures(
-  trx: Trx,
-  caps: Capabilities,
-  workspaceId: string,
-  providers: string[],
-  keys: { keyId: string; idemKey: string }[],
-  now: number,
-): Promise<BatchFigures> {
-  await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+interface FiguresRow {
+  pending: string | number;
+  providers: string[];
+  due: boolean;
+  live: string | number;
+  held: string | number;
+  idempotency: StoredIdempotency[];
+}
+
+/** Reads the batch's figures; sent after lockWorkspaceQuery. */
+export function batchFiguresQuery(db: Db, workspaceId: string, providers: string[], keys: { keyId: string; idemKey: string }[], now: number): CompiledQuery {
   // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
-  const query = sql<{ pending: string | number; providers: string[]; due: boolean; live: string | number; held: string | number; idempotency: StoredIdempotency[] }>`
+  return sql<FiguresRow>`
     select
       (select count(*) from jobs where workspace_id = ${workspaceId} and status = 'pending') as pending,
       (select coalesce(json_agg(distinct provider), '[]'::json) from provider_keys
@@ -62,9 +59,11 @@ export async function lockAndReadBatchFigures(
       (select coalesce(json_agg(json_build_object('keyId', key_id, 'idemKey', idem_key, 'hash', request_hash, 'state', state,
           'statusCode', status_code, 'response', response_json, 'expiresAt', expires_at_ms)), '[]'::json)
         from idempotency_keys where workspace_id = ${workspaceId}
-          and (key_id, idem_key) in (select * from unnest(${keys.map((k) => k.keyId)}::text[], ${keys.map((k) => k.idemKey)}::text[]))) as idempotency`;
-  const { rows } = await executeNamed(trx, caps.namedStatements, query.compile(trx));
-  const r = rows[0]!;
+          and (key_id, idem_key) in (select * from unnest(${keys.map((k) => k.keyId)}::text[], ${keys.map((k) => k.idemKey)}::text[]))) as idempotency`.compile(db);
+}
+
+export function parseBatchFigures(rows: unknown[]): BatchFigures {
+  const r = rows[0] as FiguresRow;
   return {
     waitingJobs: Number(r.pending),
     ownProviders: new Set(r.providers),
@@ -89,12 +88,11 @@ const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
 
 /** Writes every admitted run of a batch in one statement. */
-export async function writeAdmissions(trx: Trx, caps: Capabilities, w: AdmissionWrites): Promise<void> {
-  const query = sql`
+export function writeAdmissionsQuery(db: Db, w: AdmissionWrites): CompiledQuery {
+  return sql`
     with j as (${insertJsonRows('jobs', JOB_COLUMNS, rowsJson(w.jobs, JOB_COLUMNS))}),
       h as (${insertJsonRows('credit_holds', HOLD_COLUMNS, rowsJson(w.holds, HOLD_COLUMNS))}),
       v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
       i as (${insertJsonRows('idempotency_keys', IDEMPOTENCY_COLUMNS, rowsJson(w.idempotency, IDEMPOTENCY_COLUMNS))})
-    select pg_notify(${JOB_CHANGES_CHANNEL}, n) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n`;
-  await executeNamed(trx, caps.namedStatements, query.compile(trx));
+    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n`.compile(db);
 }

@@ -19,24 +19,25 @@
  *   the meantime (the unique index refuses the second claim; one by one, it replays or conflicts).
  * Points charged for a run in a batch that fell back are not charged again.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { providerNameFor } from '../../providers/registry.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { batchTransaction, type BatchRunner } from '../../queue/batch-transaction.js';
 import { Batcher } from '../../queue/batcher.js';
 import type { BudgetCeilings } from '../accounts/types.js';
 import type { AuthContext } from '../auth/types.js';
+import { lockWorkspaceQuery } from '../accounts/store.js';
 import { IDEMPOTENCY_TTL_MS, type IdempotencyScope } from '../idempotency/service.js';
 import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import { insufficientCredits } from '../reservations/service.js';
 import { priceOf } from '../tools/service.js';
 import { chargePointsNow } from '../usage/service.js';
-import { lockAndReadBatchFigures, writeAdmissions, type AdmissionWrites, type StoredIdempotency } from './admission-batch-store.js';
+import { batchFiguresQuery, parseBatchFigures, writeAdmissionsQuery, type AdmissionWrites, type StoredIdempotency } from './admission-batch-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
 
 export interface QueuedRun {
@@ -81,10 +82,7 @@ export function admitInBatch(deps: Deps, run: QueuedRun): Promise<BatchOutcome> 
 async function runBatch(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[]> {
   let outcomes: BatchOutcome[];
   try {
-    // A single-writer database (PGlite) shares its one transaction with concurrent units.
-    outcomes = deps.caps.singleWriter
-      ? await inTransaction(deps, (trx) => admitBatch(deps, trx, runs))
-      : await deps.db.transaction().execute((trx) => admitBatch(deps, trx, runs));
+    outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs));
   } catch (err) {
     deps.log.warn({ err, runs: runs.length }, 'batched admission failed; admitting its runs one by one');
     outcomes = runs.map(() => ({ kind: 'single' }));
@@ -97,12 +95,19 @@ const scopeKey = (s: IdempotencyScope) => `${s.keyId}\n${s.idemKey}`;
 
 type Known = Pick<StoredIdempotency, 'hash' | 'state' | 'statusCode' | 'response' | 'expiresAt'>;
 
-async function admitBatch(deps: Deps, trx: Transaction<Database>, runs: QueuedRun[]): Promise<BatchOutcome[]> {
+async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[]): Promise<BatchOutcome[]> {
   const now = deps.clock.now();
   const workspaceId = runs[0]!.auth.workspace.id;
   const providers = [...new Set(runs.map((r) => providerNameFor(r.op)).filter((p): p is string => !!p))];
-  const figures = await lockAndReadBatchFigures(trx, deps.caps, workspaceId, providers, runs.map((r) => r.scope), now);
-  if (figures.dueAllocations) return runs.map(() => ({ kind: 'single' }));
+  const [, read] = await tx.run([
+    lockWorkspaceQuery(deps.db, workspaceId),
+    batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now),
+  ]);
+  const figures = parseBatchFigures(read!.rows);
+  if (figures.dueAllocations) {
+    await tx.run([], { commit: true });
+    return runs.map(() => ({ kind: 'single' }));
+  }
   const known = new Map<string, Known>(figures.idempotency.map((i) => [`${i.keyId}\n${i.idemKey}`, i]));
   let waiting = figures.waitingJobs;
   let held = figures.heldMillicents;
@@ -158,10 +163,8 @@ async function admitBatch(deps: Deps, trx: Transaction<Database>, runs: QueuedRu
       outcomes.push({ kind: 'refused', error });
     }
   }
-  if (writes.jobs.length > 0) {
-    writes.notify = jobChangesToNotify(trx, writes.jobs.map((j) => j.id));
-    await writeAdmissions(trx, deps.caps, writes);
-  }
+  if (writes.jobs.length > 0) writes.notify = jobChangesToNotify(deps.db, writes.jobs.map((j) => j.id));
+  await tx.run(writes.jobs.length > 0 ? [writeAdmissionsQuery(deps.db, writes)] : [], { commit: true });
   return outcomes;
 }
 
