@@ -218,16 +218,17 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
-  test('the expiry sweep has a partial index on expires_at_ms over allocations with credits left', async () => {
+  test('the expiry sweep has a partial index on expires_at_ms over expiring allocations, and its predicate leaves remaining_mc out (settlements update allocations in place: migration 0008)', async () => {
     const ctx = get();
     if (ctx.dbName === 'sqlite') {
       const idx = await sql<{ sql: string }>`select sql from sqlite_master where name = 'credit_allocations_expiry_idx'`.execute(ctx.deps.db);
-      assert.match(idx.rows[0]?.sql ?? '', /\(expires_at_ms\)\s+where remaining_mc > 0/i);
+      assert.match(idx.rows[0]?.sql ?? '', /\(expires_at_ms\)\s+where expires_at_ms is not null/i);
       const plan = await sql<{ detail: string }>`explain query plan select distinct workspace_id from credit_allocations where remaining_mc > 0 and expires_at_ms <= ${Date.now()} and expiry_settled_at_ms is null limit 100`.execute(ctx.deps.db);
       assert.ok(plan.rows.some((r) => r.detail.includes('credit_allocations_expiry_idx')), JSON.stringify(plan.rows));
     } else {
       const idx = await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname = 'credit_allocations_expiry_idx'`.execute(ctx.deps.db);
-      assert.match(idx.rows[0]?.indexdef ?? '', /\(expires_at_ms\) WHERE \(remaining_mc > 0\)/);
+      assert.match(idx.rows[0]?.indexdef ?? '', /\(expires_at_ms\) WHERE \(expires_at_ms IS NOT NULL\)/);
+      assert.doesNotMatch(idx.rows[0]?.indexdef ?? '', /remaining_mc/);
     }
   });
 });

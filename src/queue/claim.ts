@@ -8,8 +8,9 @@
  * claims.
  */
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
-import { insertJsonRows, rowsJson } from '../db/json-rows.js';
-import { jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
+import { rowsJson } from '../db/json-rows.js';
+import { jobChangesNotifiedInSql, jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
+import { guardCheck, isGuardFailure } from '../db/guard.js';
 import { toMetadata } from '../modules/jobs/snapshot.js';
 import type { Database } from '../db/schema.js';
 import { arg, prepared } from '../modules/jobs/prepared.js';
@@ -66,7 +67,18 @@ function queueOrder(a: JobRow, b: JobRow): number {
 
 export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   if (max <= 0) return [];
-  if (deps.caps.dialect === 'postgres') return claimBatched(deps, owner, max);
+  if (deps.caps.dialect === 'postgres') {
+    try {
+      return await claimBatched(deps, owner, max);
+    } catch (err) {
+      if (!isGuardFailure(err)) throw err;
+    }
+  }
+  return claimOneByOne(deps, owner, max);
+}
+
+/** The reference claim: per workspace, its lock, its running jobs, then each job by itself. */
+async function claimOneByOne(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
     // Candidates are read without row locks: the claim takes each workspace's lock before it
@@ -100,80 +112,103 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
 }
 
 /**
- * PostgreSQL: the same claim in few round trips, whatever the number of jobs: candidates (with
- * their workspace's limits), then per workspace its lock and one update claiming up to its free
- * running slots, then every claimed job's version with the commit. The running-jobs limit comes
+ * PostgreSQL: the same claim in two round trips whatever the number of jobs. First the
+ * candidates (whole rows, with their workspace's limits and running jobs), shared out in queue
+ * order up to `max` and each workspace's free slots as read. Then, per workspace, its lock and
+ * one statement that claims its share (no more than its free slots counted again under the
+ * lock) and records the claimed jobs' versions, and the commit. The running-jobs limit comes
  * from the workspace row read with the candidates (a settings change racing the claim applies
- * from the next one); the count of running jobs is taken under the lock, in the update itself.
+ * from the next one). A version is recorded for the row as read: if a claimed row changed in
+ * between, the statement fails (db/guard.ts) and the caller claims the one-by-one way.
  */
 async function claimBatched(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   const now = deps.clock.now();
-  return batchTransaction(deps, async (tx) => {
+  const inSql = jobChangesNotifiedInSql(deps.db);
+  const claimed = await batchTransaction(deps, async (tx) => {
     const [found] = await tx.run([candidatesWithLimitsQuery(deps.db, now, max * 4)]);
-    const byWorkspace = new Map<string, { ids: string[]; runningJobs: number }>();
-    for (const c of found!.rows as { id: string; workspace_id: string; plan: Plan; limits_json: string }[]) {
-      let w = byWorkspace.get(c.workspace_id);
-      if (!w) {
-        const limits = resolveLimits({ plan: c.plan, limitOverrides: JSON.parse(c.limits_json) as LimitOverrides });
-        byWorkspace.set(c.workspace_id, (w = { ids: [], runningJobs: limits.runningJobs }));
+    const shares = new Map<string, { rows: JobRow[]; runningJobs: number; free: number }>();
+    let total = 0;
+    for (const c of found!.rows as { job: JobRow; plan: Plan; limits_json: string; processing: number | string }[]) {
+      if (total >= max) break;
+      let share = shares.get(c.job.workspace_id);
+      if (!share) {
+        const { runningJobs } = resolveLimits({ plan: c.plan, limitOverrides: JSON.parse(c.limits_json) as LimitOverrides });
+        shares.set(c.job.workspace_id, (share = { rows: [], runningJobs, free: runningJobs - Number(c.processing) }));
       }
-      w.ids.push(c.id);
+      if (share.rows.length >= share.free) continue;
+      share.rows.push(c.job);
+      total++;
     }
-    const claimed: JobRow[] = [];
-    for (const workspaceId of [...byWorkspace.keys()].sort()) {
-      const room = max - claimed.length;
-      if (room <= 0) break;
-      const w = byWorkspace.get(workspaceId)!;
-      for (const id of w.ids) noteJobWrite(id);
-      const [, updated] = await tx.run([lockWorkspaceQuery(deps.db, workspaceId), claimQueryFor(deps, owner, now, workspaceId, w.ids, Math.min(room, w.runningJobs), w.runningJobs)]);
-      claimed.push(...(updated!.rows as JobRow[]));
+    const statements: CompiledQuery[] = [];
+    for (const workspaceId of [...shares.keys()].sort()) {
+      const share = shares.get(workspaceId)!;
+      if (share.rows.length === 0) continue;
+      for (const row of share.rows) noteJobWrite(row.id);
+      statements.push(lockWorkspaceQuery(deps.db, workspaceId), claimShareQuery(deps, owner, now, workspaceId, share.rows, share.runningJobs, inSql));
     }
-    await tx.run(claimed.length > 0 ? [recordClaimsQuery(deps, claimed, now)] : [], { commit: true });
-    return claimed.sort(queueOrder);
+    const results = await tx.run(statements, { commit: true });
+    return results.filter((_, i) => i % 2 === 1).flatMap((r) => (r.rows[0] as { jobs: JobRow[] }).jobs);
   });
+  if (!inSql && claimed.length > 0) jobChangesToNotify(deps.db, claimed.map((r) => r.id));
+  return claimed.sort(queueOrder);
 }
 
 function candidatesWithLimitsQuery(db: Kysely<Database>, now: number, limit: number): CompiledQuery {
   return sql`
-    select j.id, j.workspace_id, w.plan, w.limits_json from jobs j join workspaces w on w.id = j.workspace_id
-    where j.status = 'pending' and j.run_after_ms <= ${now}
-    order by j.run_after_ms, j.id
-    limit ${limit}`.compile(db);
-}
-
-/**
- * Claims up to `room` of `ids` still pending, oldest first, and no more than the workspace's
- * free running slots (`runningJobs` minus those processing, counted when the update runs).
- */
-function claimQueryFor(deps: Deps, owner: string, now: number, workspaceId: string, ids: string[], room: number, runningJobs: number): CompiledQuery {
-  return sql<JobRow>`
-    update jobs set
-      status = 'processing',
-      lease_token = lease_token + 1,
-      lease_owner = ${owner},
-      lease_expires_at_ms = ${now + deps.config.jobLeaseMs},
-      started_at_ms = coalesce(started_at_ms, ${now}),
-      updated_at_ms = ${now},
-      version = version + 1
-    where id in (
-      select id from jobs
-      where id in (select value from json_array_elements_text(${JSON.stringify(ids)}::json)) and status = 'pending'
-      order by run_after_ms, id
-      limit (select least(${room}::integer, greatest(0, ${runningJobs}::integer - count(*)))
-        from jobs where workspace_id = ${workspaceId} and status = 'processing')
-    ) and status = 'pending'
-    returning *`.compile(deps.db);
+    with c as (
+      select * from jobs where status = 'pending' and run_after_ms <= ${now} order by run_after_ms, id limit ${limit}
+    ), p as (
+      select w.id, w.plan, w.limits_json,
+        (select count(*) from jobs r where r.workspace_id = w.id and r.status = 'processing') as processing
+      from workspaces w where w.id in (select workspace_id from c)
+    )
+    select to_json(c) as job, p.plan, p.limits_json, p.processing
+    from c join p on p.id = c.workspace_id
+    order by c.run_after_ms, c.id`.compile(db);
 }
 
 const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 
-/** The claimed jobs' versions and job-change notifications, in one statement (lifecycle.recordChange for many). */
-function recordClaimsQuery(deps: Deps, rows: JobRow[], now: number): CompiledQuery {
-  const versions = rows.map((r) => ({ job_id: r.id, version: Number(r.version), snapshot_json: JSON.stringify(toMetadata(r)), created_at_ms: now }));
-  const notify = jobChangesToNotify(deps.db, rows.map((r) => r.id));
+/**
+ * Claims `rows` (one workspace's share, still pending, oldest first) up to its free running
+ * slots counted when the statement runs, and records each claimed job's version as computed
+ * from the row read (failing unless every claimed row is still that row).
+ */
+function claimShareQuery(deps: Deps, owner: string, now: number, workspaceId: string, rows: JobRow[], runningJobs: number, notifyInSql: boolean): CompiledQuery {
+  const leaseUntil = now + deps.config.jobLeaseMs;
+  const versions = rows.map((r) => {
+    const claimedRow: JobRow = { ...r, status: 'processing', started_at_ms: r.started_at_ms ?? now, updated_at_ms: now, version: Number(r.version) + 1 };
+    return { job_id: r.id, version: claimedRow.version, snapshot_json: JSON.stringify(toMetadata(claimedRow)), created_at_ms: now };
+  });
+  const checked = guardCheck('claimed rows changed', sql`(select count(*) from v) = (select count(*) from c)`, sql`(select count(*) from c)`);
   return sql`
-    with v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(versions, VERSION_COLUMNS))})
-    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(notify)}::json) as n`.compile(deps.db);
+    with c as (
+      update jobs set
+        status = 'processing',
+        lease_token = lease_token + 1,
+        lease_owner = ${owner},
+        lease_expires_at_ms = ${leaseUntil},
+        started_at_ms = coalesce(started_at_ms, ${now}),
+        updated_at_ms = ${now},
+        version = version + 1
+      where id in (
+        select id from jobs
+        where id = any(${rows.map((r) => r.id)}::text[]) and status = 'pending'
+        order by run_after_ms, id
+        limit (select least(${rows.length}::integer, greatest(0, ${runningJobs}::integer - count(*)))
+          from jobs where workspace_id = ${workspaceId} and status = 'processing')
+      ) and status = 'pending'
+      returning *
+    ), v as (
+      insert into job_versions (${sql.raw(VERSION_COLUMNS.join(', '))})
+      select r.job_id, r.version, r.snapshot_json, r.created_at_ms
+      from json_populate_recordset(null::job_versions, ${rowsJson(versions, VERSION_COLUMNS)}::json) r
+      join c on c.id = r.job_id and c.version = r.version
+      returning job_id
+    )
+    select ${checked} as checked,
+      (select coalesce(json_agg(c), '[]'::json) from c) as jobs,
+      (select count(pg_notify(${JOB_CHANGES_CHANNEL}, c.id)) from c where ${notifyInSql}) as notified`.compile(deps.db);
 }
 
 /** Extends the lease of a job this worker still holds; false when it lost it (cancel, recovery). */

@@ -7,6 +7,7 @@ import * as webhooks from './0004-webhooks.js';
 import * as creditExpiry from './0005-credit-expiry.js';
 import * as workspaceTotals from './0006-workspace-totals.js';
 import * as eventRetention from './0007-event-retention.js';
+import * as allocationHotUpdates from './0008-allocation-hot-updates.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-credit-expiry': creditExpiry,
   '0006-workspace-totals': workspaceTotals,
   '0007-event-retention': eventRetention,
+  '0008-allocation-hot-updates': allocationHotUpdates,
 };

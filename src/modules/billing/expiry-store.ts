@@ -22,8 +22,9 @@ export interface OpenHoldAmount {
   amount: number;
 }
 
-// `remaining_mc > 0` is written as a literal so both planners can use the partial index
-// credit_allocations_expiry_idx (a bound parameter cannot prove the index predicate).
+// `remaining_mc > 0` is written as a literal: SQLite re-plans a statement on every call when a
+// bound value meets a term it could weigh against a partial index. Due allocations are found
+// through credit_allocations_expiry_idx (expiring allocations, migration 0008).
 const HAS_CREDITS = sql<boolean>`remaining_mc > 0`;
 
 const findDueQuery = prepared((db) =>

@@ -52,6 +52,11 @@ export function jobChangesToNotify(db: Kysely<Database> | Transaction<Database>,
   return feeds.get(adapterOf(db))?.publishLater(jobIds) ?? [];
 }
 
+/** Whether job changes written with `db` must be notified by the writing statement (PostgreSQL NOTIFY). */
+export function jobChangesNotifiedInSql(db: Kysely<Database> | Transaction<Database>): boolean {
+  return feeds.get(adapterOf(db))?.notifiesInSql ?? false;
+}
+
 export interface JobChangeFeedOptions {
   db: Kysely<Database>;
   caps: Capabilities;
@@ -88,6 +93,10 @@ export class JobChangeFeed {
   async publish(trx: Transaction<Database>, jobId: string): Promise<void> {
     if (this.listener) await sql`select pg_notify(${JOB_CHANGES_CHANNEL}, ${jobId})`.execute(trx);
     else this.wake(jobId);
+  }
+
+  get notifiesInSql(): boolean {
+    return this.listener !== undefined;
   }
 
   /** jobChangesToNotify: the ids to NOTIFY, after waking in-process listeners. */

@@ -1,10 +1,11 @@
 /**
- * SQL of batched job finishes on PostgreSQL (finish-batch.ts): after the workspace lock, one
- * statement applies every finish (conditional on status and lease token, adding the charge the
- * job's open hold allows) and reads what settlement needs; one statement writes the settlement,
- * versions, media rows, events and webhook deliveries of the whole batch.
+ * SQL of batched job finishes on PostgreSQL (finish-batch.ts): one statement reads what the
+ * finishes need (the jobs, their open holds, the allocations, the webhooks), and one statement,
+ * under the workspace lock, applies every finish and writes the settlement, versions, media
+ * rows, events and webhook deliveries of the whole batch, re-checking what it was decided from.
  */
 import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
+import { guardCheck } from '../../db/guard.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
@@ -16,6 +17,8 @@ type Db = Kysely<Database>;
 export interface FinishPatch {
   id: string;
   lease_token: number;
+  /** The job's version as read: the update applies only to that row. */
+  expected_version: number;
   status: 'completed' | 'failed' | 'cancelled';
   error_code: string | null;
   /** Whether output_json/output_sha256 are set (to these values, null included). */
@@ -24,12 +27,12 @@ export interface FinishPatch {
   output_sha256: string | null;
   checkpoint_json: string | null;
   steps_done: number | null;
-  /** Whole millicents the attempt consumed (≥ 0); the charge is this, at most the open hold. */
-  consumed: number;
+  /** The cost charged with this finish (whole millicents, at most the open hold). */
+  charge: number;
 }
 
 export interface FinishRead {
-  /** The jobs the finish applied to (others were cancelled, recovered or finished meanwhile). */
+  /** The batch's jobs of this workspace, as they are now. */
   jobs: JobRow[];
   holds: { job_id: string; id: string; amount_mc: number; created_at_ms: number }[];
   /** The workspace's allocations with credits left. */
@@ -46,41 +49,16 @@ interface ReadRow {
   hooks: FinishRead['hooks'];
 }
 
-/**
- * Applies the finishes and reads their holds, allocations and webhooks; sent after the workspace
- * lock (runs/admission-batch-store.ts lockWorkspaceQuery). The holds CTE reads the snapshot
- * before the update; nothing else changes holds under the lock.
- */
-export function applyFinishesQuery(db: Db, workspaceId: string, patches: FinishPatch[], now: number): CompiledQuery {
+/** Reads what finishing `jobIds` needs: the jobs, their open holds, the allocations, webhooks. */
+export function finishFiguresQuery(db: Db, workspaceId: string, jobIds: string[], now: number): CompiledQuery {
+  // `= any(array)`: an index lookup per id (a set-returning function here was estimated at 100
+  // rows and the planner scanned every job of the workspace instead).
   return sql<ReadRow>`
-    with v as (
-      select * from json_to_recordset(${JSON.stringify(patches)}::json) as v(id text, lease_token bigint, status text, error_code text,
-        set_output boolean, output_json text, output_sha256 text, checkpoint_json text, steps_done integer, consumed bigint)
-    ), h as (
-      select job_id, id, amount_mc, created_at_ms from credit_holds where job_id in (select id from v) and released_at_ms is null
-    ), u as (
-      update jobs j set
-        status = v.status,
-        completed_at_ms = ${now},
-        lease_owner = null,
-        lease_expires_at_ms = null,
-        error_code = v.error_code,
-        progress = case when v.status = 'completed' then 100 else j.progress end,
-        output_json = case when v.set_output then v.output_json else j.output_json end,
-        output_sha256 = case when v.set_output then v.output_sha256 else j.output_sha256 end,
-        checkpoint_json = coalesce(v.checkpoint_json, j.checkpoint_json),
-        steps_done = coalesce(v.steps_done, j.steps_done),
-        updated_at_ms = ${now},
-        version = j.version + 1,
-        cost_mc = j.cost_mc + case when j.funding = 'credits'
-          then coalesce((select least(v.consumed, h.amount_mc) from h where h.job_id = j.id), 0) else 0 end
-      from v
-      where j.id = v.id and j.workspace_id = ${workspaceId} and j.status = 'processing' and j.lease_token = v.lease_token
-      returning j.*
-    )
     select
-      (select coalesce(json_agg(u), '[]'::json) from u) as jobs,
-      (select coalesce(json_agg(h), '[]'::json) from h) as holds,
+      (select coalesce(json_agg(j), '[]'::json) from jobs j
+        where j.id = any(${jobIds}::text[]) and j.workspace_id = ${workspaceId}) as jobs,
+      (select coalesce(json_agg(json_build_object('job_id', job_id, 'id', id, 'amount_mc', amount_mc, 'created_at_ms', created_at_ms)), '[]'::json)
+        from credit_holds where job_id = any(${jobIds}::text[]) and released_at_ms is null) as holds,
       (select coalesce(json_agg(json_build_object('id', id, 'remaining', remaining_mc, 'expiresAt', expires_at_ms)), '[]'::json)
         from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0) as allocations,
       exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
@@ -100,6 +78,7 @@ export function parseFinishRead(rows: unknown[]): FinishRead {
 }
 
 export interface FinishWrites {
+  patches: FinishPatch[];
   debits: { id: string; amount: number }[];
   releasedHolds: string[];
   ledger: Row<'credit_transactions'>[];
@@ -117,39 +96,61 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 
 /**
- * Writes a batch's settlement and records in one statement, which fails unless every debit and
- * hold release it asks for applies (its row also says how many did: parseWriteCounts).
+ * Applies a batch's finishes and writes their settlement and records in one statement, which
+ * fails (guard.ts) unless every finish applies to the job row as read (same version, still
+ * processing under the lease), every debit finds its credits and every hold is still open: then
+ * all that was decided from the rows read before the lock still holds. Returns the updated rows.
  */
-export function writeFinishesQuery(db: Db, w: FinishWrites, now: number): CompiledQuery {
-  return sql<{ debited: string | number; released: string | number; notified: string | number }>`
-    with a as (
+export function writeFinishesQuery(db: Db, workspaceId: string, w: FinishWrites, now: number): CompiledQuery {
+  const checked = guardCheck(
+    'finish rows changed',
+    sql`(select count(*) from u) = ${w.patches.length} and (select count(*) from a) = ${w.debits.length} and (select count(*) from r) = ${w.releasedHolds.length}`,
+    sql`(select count(*) from u)`,
+  );
+  return sql<{ checked: number; jobs: JobRow[] }>`
+    with v as (
+      select * from json_to_recordset(${JSON.stringify(w.patches)}::json) as v(id text, lease_token bigint, expected_version integer, status text,
+        error_code text, set_output boolean, output_json text, output_sha256 text, checkpoint_json text, steps_done integer, charge bigint)
+    ), u as (
+      update jobs j set
+        status = v.status,
+        completed_at_ms = ${now},
+        lease_owner = null,
+        lease_expires_at_ms = null,
+        error_code = v.error_code,
+        progress = case when v.status = 'completed' then 100 else j.progress end,
+        output_json = case when v.set_output then v.output_json else j.output_json end,
+        output_sha256 = case when v.set_output then v.output_sha256 else j.output_sha256 end,
+        checkpoint_json = coalesce(v.checkpoint_json, j.checkpoint_json),
+        steps_done = coalesce(v.steps_done, j.steps_done),
+        updated_at_ms = ${now},
+        version = j.version + 1,
+        cost_mc = j.cost_mc + v.charge
+      from v
+      where j.id = v.id and j.workspace_id = ${workspaceId} and j.status = 'processing' and j.lease_token = v.lease_token
+        and j.version = v.expected_version
+      returning j.*
+    ), a as (
       update credit_allocations c set remaining_mc = c.remaining_mc - d.amount
       from json_to_recordset(${JSON.stringify(w.debits)}::json) as d(id text, amount bigint)
       where c.id = d.id and c.remaining_mc >= d.amount
       returning c.id
     ), r as (
       update credit_holds set released_at_ms = ${now}
-      where id in (select value from json_array_elements_text(${JSON.stringify(w.releasedHolds)}::json)) and released_at_ms is null
+      where id = any(${w.releasedHolds}::text[]) and released_at_ms is null
       returning id
     ),
       l as (${insertJsonRows('credit_transactions', LEDGER_COLUMNS, rowsJson(w.ledger, LEDGER_COLUMNS))}),
-      v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
+      ver as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
       m as (${insertJsonRows('media', MEDIA_COLUMNS, rowsJson(w.media, MEDIA_COLUMNS))}),
       e as (${insertJsonRows('events', EVENT_COLUMNS, rowsJson(w.events, EVENT_COLUMNS))}),
       d as (${insertJsonRows('webhook_deliveries', DELIVERY_COLUMNS, rowsJson(w.deliveries, DELIVERY_COLUMNS))})
-    select
-      -- Settlement read everything under the workspace lock, so every debit and release applies;
-      -- if one did not, the statement fails (the cast raises) and the transaction with it.
-      case when (select count(*) from a) = ${w.debits.length} and (select count(*) from r) = ${w.releasedHolds.length} then 0
-        -- (not a constant, or the planner would fold the cast and fail every time)
-        else ('batched finish: an allocation or hold changed under the workspace lock; debited ' || (select count(*) from a))::integer end as checked,
-      (select count(*) from a) as debited,
-      (select count(*) from r) as released,
+    select ${checked} as checked,
+      (select coalesce(json_agg(u), '[]'::json) from u) as jobs,
       -- count() evaluates pg_notify once per job: the notifications go out at commit.
       (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`.compile(db);
 }
 
-export function parseWriteCounts(rows: unknown[]): { debited: number; released: number } {
-  const r = rows[0] as { debited: string | number; released: string | number };
-  return { debited: Number(r.debited), released: Number(r.released) };
+export function parseWrittenJobs(rows: unknown[]): JobRow[] {
+  return (rows[0] as { jobs: JobRow[] }).jobs;
 }

@@ -29,7 +29,8 @@ import type { EventType } from '../events/store.js';
 import { presentMedia, type MediaRecord } from '../media/service.js';
 import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
-import { applyFinishesQuery, parseFinishRead, parseWriteCounts, writeFinishesQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishesQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import { isGuardFailure } from '../../db/guard.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import type { FinishRequest } from './lifecycle.js';
 import { toMetadata } from './snapshot.js';
@@ -73,7 +74,15 @@ async function runBatch(deps: Deps, items: QueuedFinish[]): Promise<Outcome[]> {
     return items.map(() => FINISH_SINGLY);
   }
   try {
-    const { outcomes, deliveries } = await batchTransaction(deps, (tx) => finishBatch(deps, tx, items));
+    let done: { outcomes: Outcome[]; deliveries: number };
+    try {
+      done = await batchTransaction(deps, (tx) => finishBatch(deps, tx, items, true));
+    } catch (err) {
+      if (!isGuardFailure(err)) throw err;
+      // A job or the credits changed before the lock (a cancel, another worker): decide again under it.
+      done = await batchTransaction(deps, (tx) => finishBatch(deps, tx, items, false));
+    }
+    const { outcomes, deliveries } = done;
     if (deliveries > 0) notifyDeliveryWorkers();
     deps.metrics.observeBatch('finish', items.length, false);
     return outcomes;
@@ -84,30 +93,18 @@ async function runBatch(deps: Deps, items: QueuedFinish[]): Promise<Outcome[]> {
   }
 }
 
-function patchOf(jobId: string, req: FinishRequest): FinishPatch {
-  const output = req.output === undefined ? undefined : req.output === null ? null : JSON.stringify(req.output);
-  return {
-    id: jobId,
-    lease_token: req.leaseToken!,
-    status: req.status,
-    error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
-    set_output: output !== undefined,
-    output_json: output ?? null,
-    output_sha256: output ? sha256Hex(output) : null,
-    // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
-    checkpoint_json: req.checkpoint ? JSON.stringify({ ...req.checkpoint, attemptCost: 0 }) : null,
-    steps_done: req.checkpoint ? req.checkpoint.stepsDone : null,
-    consumed: Math.max(0, Math.floor(req.consumedMillicents)),
-  };
-}
-
-async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[]): Promise<{ outcomes: Outcome[]; deliveries: number }> {
+/**
+ * Decides and writes a batch of finishes. `optimistic`: the rows are read before the workspace
+ * lock and the write re-checks them under it (guard.ts), so the lock is held for one round trip
+ * that needs nothing from this process in between; otherwise lock, then read.
+ */
+async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], optimistic: boolean): Promise<{ outcomes: Outcome[]; deliveries: number }> {
   const now = deps.clock.now();
   const workspaceId = items[0]!.req.workspaceId;
   for (const i of items) noteJobWrite(i.jobId);
-  const patches = items.map((i) => patchOf(i.jobId, i.req));
-  const [, applied] = await tx.run([lockWorkspaceQuery(deps.db, workspaceId), applyFinishesQuery(deps.db, workspaceId, patches, now)]);
-  const read = parseFinishRead(applied!.rows);
+  const figures = finishFiguresQuery(deps.db, workspaceId, items.map((i) => i.jobId), now);
+  const lock = lockWorkspaceQuery(deps.db, workspaceId);
+  const read = parseFinishRead((optimistic ? (await tx.run([figures]))[0] : (await tx.run([lock, figures]))[1])!.rows);
   if (read.dueAllocations) throw new FallBack();
   const rows = new Map(read.jobs.map((j) => [j.id, j]));
   const holds = new Map(read.holds.map((h) => [h.job_id, h]));
@@ -116,22 +113,25 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[]): 
     .map((a) => ({ ...a, order: a.expiresAt ?? Infinity }))
     .sort((a, b) => a.order - b.order || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const debits = new Map<string, number>();
-  const w: FinishWrites = { debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
+  const w: FinishWrites = { patches: [], debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
   const addEvent = (type: EventType, data: Record<string, unknown>, createdAt: number) => {
     const event = { id: newId(), workspace_id: workspaceId, type, data_json: JSON.stringify(data), created_at_ms: createdAt };
     w.events.push(event);
     w.deliveries.push(...deliveriesFor(read.hooks, { id: event.id, workspaceId, type }, now));
   };
-  const outcomes: Outcome[] = [];
-  for (const [index, item] of items.entries()) {
+  const applies: boolean[] = [];
+  for (const item of items) {
     const row = rows.get(item.jobId);
-    if (!row) {
-      outcomes.push(undefined);
+    // Cancelled, recovered or finished meanwhile: this attempt changes nothing.
+    if (!row || row.status !== 'processing' || Number(row.lease_token) !== item.req.leaseToken) {
+      applies.push(false);
       continue;
     }
+    applies.push(true);
     const hold = holds.get(item.jobId);
+    let charge = 0;
     if (row.funding === 'credits' && hold) {
-      const charge = Math.min(patches[index]!.consumed, hold.amount_mc);
+      charge = Math.min(Math.max(0, Math.floor(item.req.consumedMillicents)), Number(hold.amount_mc));
       let left = charge;
       for (const a of allocations) {
         if (left === 0) break;
@@ -159,22 +159,65 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[]): 
       }
       w.releasedHolds.push(hold.id);
     }
+    const patch = patchOf(row, item.req, charge);
+    w.patches.push(patch);
     for (const m of item.req.media ?? []) {
       w.media.push(mediaRow(m));
       addEvent('media.created', { media: presentMedia(m), jobId: m.jobId }, m.createdAt);
     }
-    const metadata = toMetadata(row);
-    w.versions.push({ job_id: row.id, version: Number(row.version), snapshot_json: JSON.stringify(metadata), created_at_ms: now });
+    const metadata = toMetadata(finishedRow(row, patch, now));
+    w.versions.push({ job_id: row.id, version: Number(row.version) + 1, snapshot_json: JSON.stringify(metadata), created_at_ms: now });
     addEvent(TERMINAL_EVENT[item.req.status], { job: metadata }, now);
-    outcomes.push(row);
+  }
+  if (w.patches.length === 0) {
+    await tx.run([], { commit: true });
+    return { outcomes: items.map(() => undefined), deliveries: 0 };
   }
   w.debits = [...debits].map(([id, amount]) => ({ id, amount }));
-  w.notify = jobChangesToNotify(deps.db, read.jobs.map((j) => j.id));
-  const [written] = await tx.run([writeFinishesQuery(deps.db, w, now)], { commit: true });
-  const done = parseWriteCounts(written!.rows);
-  // The statement itself fails otherwise (before the commit); this guards the statement.
-  if (done.debited !== w.debits.length || done.released !== w.releasedHolds.length) throw new Error('batched finish: settlement counts differ');
-  return { outcomes, deliveries: w.deliveries.length };
+  w.notify = jobChangesToNotify(deps.db, w.patches.map((p) => p.id));
+  const write = writeFinishesQuery(deps.db, workspaceId, w, now);
+  const written = optimistic ? (await tx.run([lock, write], { commit: true }))[1] : (await tx.run([write], { commit: true }))[0];
+  const updated = new Map(parseWrittenJobs(written!.rows).map((j) => [j.id, j]));
+  return { outcomes: items.map((item, i) => (applies[i] ? updated.get(item.jobId) : undefined)), deliveries: w.deliveries.length };
+}
+
+/** The update writeFinishesQuery applies to `row` (for a job still processing under the lease). */
+function patchOf(row: JobRow, req: FinishRequest, charge: number): FinishPatch {
+  const output = req.output === undefined ? undefined : req.output === null ? null : JSON.stringify(req.output);
+  return {
+    id: row.id,
+    lease_token: req.leaseToken!,
+    expected_version: Number(row.version),
+    status: req.status,
+    error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
+    set_output: output !== undefined,
+    output_json: output ?? null,
+    output_sha256: output ? sha256Hex(output) : null,
+    // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
+    checkpoint_json: req.checkpoint ? JSON.stringify({ ...req.checkpoint, attemptCost: 0 }) : null,
+    steps_done: req.checkpoint ? req.checkpoint.stepsDone : null,
+    charge,
+  };
+}
+
+/** The row as writeFinishesQuery leaves it: what the new version and the event show. */
+function finishedRow(row: JobRow, p: FinishPatch, now: number): JobRow {
+  return {
+    ...row,
+    status: p.status,
+    completed_at_ms: now,
+    lease_owner: null,
+    lease_expires_at_ms: null,
+    error_code: p.error_code,
+    progress: p.status === 'completed' ? 100 : row.progress,
+    output_json: p.set_output ? p.output_json : row.output_json,
+    output_sha256: p.set_output ? p.output_sha256 : row.output_sha256,
+    checkpoint_json: p.checkpoint_json ?? row.checkpoint_json,
+    steps_done: p.steps_done ?? row.steps_done,
+    updated_at_ms: now,
+    version: Number(row.version) + 1,
+    cost_mc: Number(row.cost_mc) + p.charge,
+  };
 }
 
 function mediaRow(m: MediaRecord) {

@@ -41,7 +41,7 @@ const spendableQuery = prepared((db) =>
     .select(['id', 'remaining_mc', 'expires_at_ms'])
     .where('workspace_id', '=', arg(0))
     // A literal, not a parameter: SQLite re-plans a statement on every call when a bound value
-    // meets the predicate of a partial index (credit_allocations_expiry_idx), at 3x the cost.
+    // meets a term it could weigh against a partial index, at 3x the cost.
     .where(sql<boolean>`remaining_mc > 0`)
     .where((eb) => eb.or([eb('expires_at_ms', 'is', null), eb('expires_at_ms', '>', arg(1))])),
 );

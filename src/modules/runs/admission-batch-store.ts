@@ -1,12 +1,14 @@
 /**
- * SQL of batched admission on PostgreSQL (admission-batch.ts): after the workspace lock, one
- * statement reads every figure the batch weighs plus the stored Idempotency-Keys it names, and
- * one statement writes the jobs, holds, first versions and stored responses of all admitted runs
- * (and notifies their job-change feed). The queries are compiled here and sent by the batch's
- * transaction (queue/batch-transaction.ts): begin, lock and read in one round trip, write and
- * commit in another, whatever the batch's size.
+ * SQL of batched admission on PostgreSQL (admission-batch.ts): one statement reads every figure
+ * the batch weighs plus the stored Idempotency-Keys it names, and one statement writes the jobs,
+ * holds, first versions and stored responses of all admitted runs (and notifies their job-change
+ * feed). The queries are compiled here and sent by the batch's transaction
+ * (queue/batch-transaction.ts) in two round trips whatever the batch's size: the read, then the
+ * workspace lock, the guarded write and the commit (or, after a guard failed: lock and read, then
+ * write and commit).
  */
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { guardCheck } from '../../db/guard.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
@@ -44,18 +46,23 @@ interface FiguresRow {
   idempotency: StoredIdempotency[];
 }
 
-/** Reads the batch's figures; sent after lockWorkspaceQuery. */
+// Literals where a partial index must match (jobs_active_ws_idx).
+const pendingJobs = (workspaceId: string) => sql`(select count(*) from jobs where workspace_id = ${workspaceId} and status = 'pending')`;
+const liveCredits = (workspaceId: string, now: number) =>
+  sql`(select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = ${workspaceId}
+    and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null))`;
+const heldCredits = (workspaceId: string) => sql`(select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = ${workspaceId} and released_at_ms is null)`;
+
+/** Reads the batch's figures: before the workspace lock (then the write re-checks them) or after it. */
 export function batchFiguresQuery(db: Db, workspaceId: string, providers: string[], keys: { keyId: string; idemKey: string }[], now: number): CompiledQuery {
-  // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
   return sql<FiguresRow>`
     select
-      (select count(*) from jobs where workspace_id = ${workspaceId} and status = 'pending') as pending,
+      ${pendingJobs(workspaceId)} as pending,
       (select coalesce(json_agg(distinct provider), '[]'::json) from provider_keys
         where workspace_id = ${workspaceId} and provider = any(${providers}::text[])) as providers,
       exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
-      (select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = ${workspaceId}
-        and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null)) as live,
-      (select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = ${workspaceId} and released_at_ms is null) as held,
+      ${liveCredits(workspaceId, now)} as live,
+      ${heldCredits(workspaceId)} as held,
       (select coalesce(json_agg(json_build_object('keyId', key_id, 'idemKey', idem_key, 'hash', request_hash, 'state', state,
           'statusCode', status_code, 'response', response_json, 'expiresAt', expires_at_ms)), '[]'::json)
         from idempotency_keys where workspace_id = ${workspaceId}
@@ -87,12 +94,34 @@ const HOLD_COLUMNS = ['id', 'workspace_id', 'job_id', 'key_id', 'amount_mc', 'cr
 const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
 
-/** Writes every admitted run of a batch in one statement. */
-export function writeAdmissionsQuery(db: Db, w: AdmissionWrites): CompiledQuery {
+/** Figures read before the lock that the write re-checks under it. */
+export interface AdmissionGuard {
+  workspaceId: string;
+  now: number;
+  /** Live minus held credits as read: admitting what was decided needs at least as much now. */
+  spendableMillicents: number;
+  /** Pending jobs as read: capacity decisions need no more now. */
+  waitingJobs: number;
+}
+
+/**
+ * Writes every admitted run of a batch in one statement. With a guard (figures read before the
+ * lock), the statement fails unless spendable credits did not shrink and waiting jobs did not
+ * grow since: then every decision made from the older figures still holds.
+ */
+export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, guard?: AdmissionGuard): CompiledQuery {
+  const checked = guard
+    ? guardCheck(
+        'admission figures changed',
+        sql`${liveCredits(guard.workspaceId, guard.now)} - ${heldCredits(guard.workspaceId)} >= ${guard.spendableMillicents} and ${pendingJobs(guard.workspaceId)} <= ${guard.waitingJobs}`,
+        pendingJobs(guard.workspaceId),
+      )
+    : sql`0`;
   return sql`
     with j as (${insertJsonRows('jobs', JOB_COLUMNS, rowsJson(w.jobs, JOB_COLUMNS))}),
       h as (${insertJsonRows('credit_holds', HOLD_COLUMNS, rowsJson(w.holds, HOLD_COLUMNS))}),
       v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
       i as (${insertJsonRows('idempotency_keys', IDEMPOTENCY_COLUMNS, rowsJson(w.idempotency, IDEMPOTENCY_COLUMNS))})
-    select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) as notified from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n`.compile(db);
+    select ${checked} as checked,
+      (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`.compile(db);
 }

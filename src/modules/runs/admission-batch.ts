@@ -31,6 +31,7 @@ import { Batcher } from '../../queue/batcher.js';
 import type { BudgetCeilings } from '../accounts/types.js';
 import type { AuthContext } from '../auth/types.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
+import { isGuardFailure } from '../../db/guard.js';
 import { IDEMPOTENCY_TTL_MS, type IdempotencyScope } from '../idempotency/service.js';
 import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
@@ -82,7 +83,13 @@ export function admitInBatch(deps: Deps, run: QueuedRun): Promise<BatchOutcome> 
 async function runBatch(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[]> {
   let outcomes: BatchOutcome[];
   try {
-    outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs));
+    try {
+      outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, true));
+    } catch (err) {
+      if (!isGuardFailure(err)) throw err;
+      // Another writer changed the figures before the lock: decide again under it.
+      outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, false));
+    }
   } catch (err) {
     deps.log.warn({ err, runs: runs.length }, 'batched admission failed; admitting its runs one by one');
     outcomes = runs.map(() => ({ kind: 'single' }));
@@ -95,14 +102,17 @@ const scopeKey = (s: IdempotencyScope) => `${s.keyId}\n${s.idemKey}`;
 
 type Known = Pick<StoredIdempotency, 'hash' | 'state' | 'statusCode' | 'response' | 'expiresAt'>;
 
-async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[]): Promise<BatchOutcome[]> {
+/**
+ * Decides and writes a batch. `optimistic`: the figures are read before the workspace lock and the
+ * write re-checks them under it (a guard failure rolls everything back), so the lock is held for
+ * one round trip that needs nothing from this process in between; otherwise lock, then read.
+ */
+async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], optimistic: boolean): Promise<BatchOutcome[]> {
   const now = deps.clock.now();
   const workspaceId = runs[0]!.auth.workspace.id;
   const providers = [...new Set(runs.map((r) => providerNameFor(r.op)).filter((p): p is string => !!p))];
-  const [, read] = await tx.run([
-    lockWorkspaceQuery(deps.db, workspaceId),
-    batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now),
-  ]);
+  const figuresQuery = batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now);
+  const read = optimistic ? (await tx.run([figuresQuery]))[0] : (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), figuresQuery]))[1];
   const figures = parseBatchFigures(read!.rows);
   if (figures.dueAllocations) {
     await tx.run([], { commit: true });
@@ -163,8 +173,17 @@ async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[]): Promi
       outcomes.push({ kind: 'refused', error });
     }
   }
-  if (writes.jobs.length > 0) writes.notify = jobChangesToNotify(deps.db, writes.jobs.map((j) => j.id));
-  await tx.run(writes.jobs.length > 0 ? [writeAdmissionsQuery(deps.db, writes)] : [], { commit: true });
+  if (writes.jobs.length === 0) {
+    await tx.run([], { commit: true });
+    return outcomes;
+  }
+  writes.notify = jobChangesToNotify(deps.db, writes.jobs.map((j) => j.id));
+  if (optimistic) {
+    const guard = { workspaceId, now, spendableMillicents: figures.liveMillicents - figures.heldMillicents, waitingJobs: figures.waitingJobs };
+    await tx.run([lockWorkspaceQuery(deps.db, workspaceId), writeAdmissionsQuery(deps.db, writes, guard)], { commit: true });
+  } else {
+    await tx.run([writeAdmissionsQuery(deps.db, writes)], { commit: true });
+  }
   return outcomes;
 }
 

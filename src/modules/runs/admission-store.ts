@@ -39,7 +39,7 @@ const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select(
 export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspaceId: string, provider: string | null, now: number): Promise<AdmissionFigures> {
   if (caps.dialect === 'postgres') {
     await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-    // Literals where a partial index must match (jobs_active_ws_idx, credit_allocations_expiry_idx).
+    // Literals where a partial index must match (jobs_active_ws_idx).
     const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
       select
         (select count(*) from jobs where workspace_id = w.id and status = 'pending') as pending,
