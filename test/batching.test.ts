@@ -15,6 +15,11 @@ import { JobWorker } from '../src/queue/worker.js';
 import { claimJobs } from '../src/queue/claim.js';
 import { finishJob } from '../src/modules/jobs/lifecycle.js';
 import { IDEMPOTENCY_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
+import { batchTransaction } from '../src/queue/batch-transaction.js';
+import { lockWorkspaceQuery } from '../src/modules/accounts/store.js';
+import { writeAdmissionsQuery } from '../src/modules/runs/admission-batch-store.js';
+import { writeFinishesQuery } from '../src/modules/jobs/finish-batch-store.js';
+import { isGuardFailure } from '../src/db/guard.js';
 
 const IMAGE = (n: number | string) => ({ prompt: `batched image ${n}` });
 
@@ -220,5 +225,48 @@ describeEachDatabase('batched finishes', (get) => {
     const job = await call(ctx, 'GET', `/v1/jobs/${res.json().data.jobId}`, { secret: t.secret, workspaceId: t.workspace.id });
     assert.equal(job.json().data.status, 'completed');
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+});
+
+describeEachDatabase('guarded batch writes (figures read before the lock, re-checked under it)', (get) => {
+  test('an admission write whose figures no longer hold (spendable credits lower than read) fails as a guard failure and writes nothing', async (t) => {
+    const ctx = get();
+    if (ctx.dbName === 'sqlite') return t.skip('PostgreSQL batches only');
+    const tn = await tenant(ctx);
+    const now = ctx.clock.now();
+    const jobId = '01900000-0000-7000-8000-00000000a001';
+    const row = { id: jobId, workspace_id: tn.workspace.id, key_id: tn.key.id, operation_id: 'image.generate', tool_slug: 'image', status: 'pending', execution_origin: 'api', funding: 'credits', input_json: '{}', output_json: null, output_sha256: null, progress: 0, cost_mc: 0, max_cost_mc: 10, error_code: null, version: 1, attempt: 1, steps_total: 1, steps_done: 0, checkpoint_json: null, created_at_ms: now, started_at_ms: null, completed_at_ms: null, updated_at_ms: now, run_after_ms: now, lease_token: 0, lease_owner: null, lease_expires_at_ms: null, recoveries: 0 };
+    const writes = { jobs: [row as never], holds: [], versions: [], idempotency: [], notify: [] };
+    const stale = { workspaceId: tn.workspace.id, now, spendableMillicents: 10_000_000 + 1, waitingJobs: 0 };
+    await assert.rejects(
+      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, stale)], { commit: true })),
+      (err: unknown) => isGuardFailure(err),
+    );
+    assert.equal((await jobsOf(ctx, tn.workspace.id)).length, 0);
+    // The same write with the figures as they are goes through.
+    const current = { ...stale, spendableMillicents: 10_000_000 };
+    await batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, current)], { commit: true }));
+    assert.equal((await jobsOf(ctx, tn.workspace.id)).length, 1);
+  });
+
+  test('a finish write for a job row that changed since it was read (version) fails as a guard failure: no status, ledger or hold change', async (t) => {
+    const ctx = get();
+    if (ctx.dbName === 'sqlite') return t.skip('PostgreSQL batches only');
+    const tn = await tenant(ctx);
+    const res = await run(ctx, tn, 'image.generate', IMAGE('guard'));
+    assert.equal(res.statusCode, 202, res.body);
+    const [job] = await claimJobs(ctx.deps, 'guard-test', 1);
+    const now = ctx.clock.now();
+    const patch = { id: job!.id, lease_token: Number(job!.lease_token), expected_version: Number(job!.version) - 1, status: 'completed' as const, error_code: null, set_output: true, output_json: '{}', output_sha256: null, checkpoint_json: null, steps_done: null, charge: 5 };
+    const writes = { patches: [patch], debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
+    await assert.rejects(
+      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeFinishesQuery(ctx.deps.db, tn.workspace.id, writes, now)], { commit: true })),
+      (err: unknown) => isGuardFailure(err),
+    );
+    const after = await ctx.deps.db.selectFrom('jobs').selectAll().where('id', '=', job!.id).executeTakeFirstOrThrow();
+    assert.equal(after.status, 'processing');
+    assert.equal(Number(after.cost_mc), 0);
+    await drain(ctx);
+    await assertLedgerInvariants(ctx.deps, tn.workspace.id);
   });
 });

@@ -2,9 +2,11 @@
  * Batched finishes of the jobs a worker ran, on PostgreSQL. A finish used to be about fifteen
  * statements under the workspace lock (status change, hold, allocations, ledger, cost, version,
  * notification, event, webhook fan-out, media rows); finishes of one workspace that arrive
- * together are applied here in one transaction of four statements whatever their number: the
- * workspace lock, one update of every job that also reads what settlement needs, one write of
- * everything else, the commit.
+ * together are applied here in one transaction of two round trips whatever their number: one
+ * read of the jobs, their open holds, the allocations and the webhooks; then the workspace lock,
+ * one statement applying every finish with all it writes, re-checking under the lock that the
+ * rows it was decided from are unchanged (db/guard.ts), and the commit. If they changed (a
+ * cancel, another process's settlement), the batch is decided again with the lock taken first.
  *
  * The rules are lifecycle.finishJob's, applied to each finish in arrival order: the change holds
  * only while the job is still processing under the attempt's lease token; the attempt's

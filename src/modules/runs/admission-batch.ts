@@ -2,8 +2,10 @@
  * Batched admission of queued runs on PostgreSQL. Admissions of one workspace serialise on its
  * row lock, and one admission used to be about ten statements under that lock, each a round trip
  * (and on a busy server most of the CPU of both processes). Runs of one workspace that arrive
- * together are admitted here in one transaction of four statements whatever their number: the
- * workspace lock, one read of the figures and stored Idempotency-Keys, one write, the commit.
+ * together are admitted here in one transaction of two round trips whatever their number: one
+ * read of the figures and stored Idempotency-Keys; then the workspace lock, one write that
+ * re-checks the figures under it (db/guard.ts), and the commit. If the figures changed in between
+ * (another process admitted), the batch is decided again with the lock taken before the read.
  *
  * The rules are those of the one-by-one path (service.ts), applied to the runs in arrival order,
  * each seeing the ones before it: Idempotency-Key (a stored response replays, another request
