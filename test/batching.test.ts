@@ -237,15 +237,16 @@ describeEachDatabase('guarded batch writes (figures read before the lock, re-che
     const jobId = '01900000-0000-7000-8000-00000000a001';
     const row = { id: jobId, workspace_id: tn.workspace.id, key_id: tn.key.id, operation_id: 'image.generate', tool_slug: 'image', status: 'pending', execution_origin: 'api', funding: 'credits', input_json: '{}', output_json: null, output_sha256: null, progress: 0, cost_mc: 0, max_cost_mc: 10, error_code: null, version: 1, attempt: 1, steps_total: 1, steps_done: 0, checkpoint_json: null, created_at_ms: now, started_at_ms: null, completed_at_ms: null, updated_at_ms: now, run_after_ms: now, lease_token: 0, lease_owner: null, lease_expires_at_ms: null, recoveries: 0 };
     const writes = { jobs: [row as never], holds: [], versions: [], idempotency: [], notify: [] };
-    const stale = { workspaceId: tn.workspace.id, now, spendableMillicents: 10_000_000 + 1, waitingJobs: 0 };
+    const at = { workspaceId: tn.workspace.id, now };
+    const stale = { spendableMillicents: 10_000_000 + 1, waitingJobs: 0, providers: [], ownProviders: [] };
     await assert.rejects(
-      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, stale)], { commit: true })),
+      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, at, stale)], { commit: true })),
       (err: unknown) => isGuardFailure(err),
     );
     assert.equal((await jobsOf(ctx, tn.workspace.id)).length, 0);
     // The same write with the figures as they are goes through.
     const current = { ...stale, spendableMillicents: 10_000_000 };
-    await batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, current)], { commit: true }));
+    await batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeAdmissionsQuery(ctx.deps.db, writes, at, current)], { commit: true }));
     assert.equal((await jobsOf(ctx, tn.workspace.id)).length, 1);
   });
 

@@ -94,27 +94,36 @@ const HOLD_COLUMNS = ['id', 'workspace_id', 'job_id', 'key_id', 'amount_mc', 'cr
 const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
 
-/** Figures read before the lock that the write re-checks under it. */
+/** Figures read before the lock (or left by the previous batch) that the write re-checks under it. */
 export interface AdmissionGuard {
-  workspaceId: string;
-  now: number;
   /** Live minus held credits as read: admitting what was decided needs at least as much now. */
   spendableMillicents: number;
   /** Pending jobs as read: capacity decisions need no more now. */
   waitingJobs: number;
+  /** The providers the batch's operations use, sorted, and those the workspace had its own key for. */
+  providers: string[];
+  ownProviders: string[];
 }
 
 /**
- * Writes every admitted run of a batch in one statement. With a guard (figures read before the
- * lock), the statement fails unless spendable credits did not shrink and waiting jobs did not
- * grow since: then every decision made from the older figures still holds.
+ * Writes every admitted run of a batch in one statement, under the workspace lock, and returns
+ * the figures it saw before its own rows (spendable credits and waiting jobs: parseWrittenFigures).
+ * With a guard, the statement fails unless spendable credits did not shrink and waiting jobs did
+ * not grow since the figures were read, no credits came due, and the workspace's own provider
+ * keys are the same: then every decision made from the older figures still holds.
  */
-export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, guard?: AdmissionGuard): CompiledQuery {
+export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, at: { workspaceId: string; now: number }, guard?: AdmissionGuard): CompiledQuery {
+  const ws = at.workspaceId;
   const checked = guard
     ? guardCheck(
         'admission figures changed',
-        sql`${liveCredits(guard.workspaceId, guard.now)} - ${heldCredits(guard.workspaceId)} >= ${guard.spendableMillicents} and ${pendingJobs(guard.workspaceId)} <= ${guard.waitingJobs}`,
-        pendingJobs(guard.workspaceId),
+        sql`${liveCredits(ws, at.now)} - ${heldCredits(ws)} >= ${guard.spendableMillicents}
+          and ${pendingJobs(ws)} <= ${guard.waitingJobs}
+          and not exists (select 1 from credit_allocations where workspace_id = ${ws} and remaining_mc > 0 and expires_at_ms <= ${at.now})
+          and (select coalesce(array_agg(distinct provider order by provider), '{}') from provider_keys
+            where workspace_id = ${ws} and provider = any(${guard.providers}::text[]))
+            = (select coalesce(array_agg(p order by p), '{}') from unnest(${guard.ownProviders}::text[]) as p)`,
+        pendingJobs(ws),
       )
     : sql`0`;
   return sql`
@@ -123,5 +132,13 @@ export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, guard?: Admissi
       v as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
       i as (${insertJsonRows('idempotency_keys', IDEMPOTENCY_COLUMNS, rowsJson(w.idempotency, IDEMPOTENCY_COLUMNS))})
     select ${checked} as checked,
+      -- The statement's snapshot: after the lock, before its own rows.
+      ${liveCredits(ws, at.now)} - ${heldCredits(ws)} as spendable,
+      ${pendingJobs(ws)} as waiting,
       (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`.compile(db);
+}
+
+export function parseWrittenFigures(rows: unknown[]): { spendableMillicents: number; waitingJobs: number } {
+  const r = rows[0] as { spendable: string | number; waiting: string | number };
+  return { spendableMillicents: Number(r.spendable), waitingJobs: Number(r.waiting) };
 }

@@ -19,7 +19,7 @@
  * - the whole batch when credits are due to expire (expiry is settled first) or when the write
  *   fails, e.g. because a synchronous run claimed one of the keys outside the workspace lock in
  *   the meantime (the unique index refuses the second claim; one by one, it replays or conflicts).
- * Points charged for a run in a batch that fell back are not charged again.
+ * Points charged in an attempt that does not commit are given back before the runs are decided again.
  */
 import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -39,8 +39,9 @@ import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import { insufficientCredits } from '../reservations/service.js';
 import { priceOf } from '../tools/service.js';
-import { chargePointsNow } from '../usage/service.js';
-import { batchFiguresQuery, parseBatchFigures, writeAdmissionsQuery, type AdmissionWrites, type StoredIdempotency } from './admission-batch-store.js';
+import { chargePointsNow, refundPoints } from '../usage/service.js';
+import type { ChargeResult } from '../usage/meter.js';
+import { batchFiguresQuery, parseBatchFigures, parseWrittenFigures, writeAdmissionsQuery, type AdmissionWrites, type BatchFigures, type StoredIdempotency } from './admission-batch-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
 
 export interface QueuedRun {
@@ -51,8 +52,8 @@ export interface QueuedRun {
   scope: IdempotencyScope;
   hash: string;
   points: number;
-  /** Set once the run's points were charged (a run that falls back is not charged twice). */
-  pointsCharged: boolean;
+  /** The charge of the run's points in the current attempt (refunded when the attempt does not commit). */
+  charged?: Extract<ChargeResult, { ok: true }>;
 }
 
 export type BatchOutcome =
@@ -82,17 +83,40 @@ export function admitInBatch(deps: Deps, run: QueuedRun): Promise<BatchOutcome> 
   return batcher.submit(run.auth.workspace.id, run);
 }
 
-async function runBatch(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[]> {
-  let outcomes: BatchOutcome[];
+/** Gives back the points an attempt that did not commit charged, so the next attempt charges anew. */
+function refundAttempt(deps: Deps, runs: QueuedRun[]): void {
+  for (const run of runs) {
+    if (run.charged) refundPoints(deps, run.auth.workspace, run.points, run.charged);
+    run.charged = undefined;
+  }
+}
+
+/** Runs one attempt; if it throws, its points are given back first. */
+async function attempt<T>(deps: Deps, runs: QueuedRun[], fn: () => Promise<T>): Promise<T> {
   try {
-    try {
-      outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, true));
-    } catch (err) {
-      if (!isGuardFailure(err)) throw err;
-      // Another writer changed the figures before the lock: decide again under it.
-      outcomes = await batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, false));
+    return await fn();
+  } catch (err) {
+    refundAttempt(deps, runs);
+    throw err;
+  }
+}
+
+async function runBatch(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[]> {
+  for (const run of runs) run.charged = undefined;
+  let outcomes: BatchOutcome[] | undefined;
+  try {
+    outcomes = await admitFromCache(deps, runs);
+    if (!outcomes) {
+      try {
+        outcomes = await attempt(deps, runs, () => batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, 'read')));
+      } catch (err) {
+        if (!isGuardFailure(err)) throw err;
+        // Another writer changed the figures before the lock: decide again under it.
+        outcomes = await attempt(deps, runs, () => batchTransaction(deps, (tx) => admitBatch(deps, tx, runs, 'locked')));
+      }
     }
   } catch (err) {
+    forgetFigures(deps, runs[0]!.auth.workspace.id);
     deps.log.warn({ err, runs: runs.length }, 'batched admission failed; admitting its runs one by one');
     outcomes = runs.map(() => ({ kind: 'single' }));
   }
@@ -105,22 +129,121 @@ const scopeKey = (s: IdempotencyScope) => `${s.keyId}\n${s.idemKey}`;
 type Known = Pick<StoredIdempotency, 'hash' | 'state' | 'statusCode' | 'response' | 'expiresAt'>;
 
 /**
- * Decides and writes a batch. `optimistic`: the figures are read before the workspace lock and the
- * write re-checks them under it (a guard failure rolls everything back), so the lock is held for
- * one round trip that needs nothing from this process in between; otherwise lock, then read.
+ * What the last batch of a workspace left, as its write statement saw it under the lock (minus
+ * what it admitted): the next batch of a busy workspace decides from these and skips the read,
+ * its write re-checking them under the lock (guard.ts). Kept briefly: a stored Idempotency-Key
+ * is not among them (the unique index refuses a second claim, and the batch is decided again
+ * from a read), and no run is refused from them (a batch with a refusal is decided again from a
+ * read, its points given back first).
  */
-async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], optimistic: boolean): Promise<BatchOutcome[]> {
+interface KnownFigures {
+  spendableMillicents: number;
+  waitingJobs: number;
+  /** Provider name → whether the workspace has its own key for it (only providers checked). */
+  ownProviders: Map<string, boolean>;
+  at: number;
+}
+
+const FIGURES_TTL_MS = 2000;
+const FIGURES_MAX = 10_000;
+const knownFigures = new WeakMap<Kysely<Database>, Map<string, KnownFigures>>();
+
+function figuresOf(deps: Deps): Map<string, KnownFigures> {
+  let byWorkspace = knownFigures.get(deps.db);
+  if (!byWorkspace) knownFigures.set(deps.db, (byWorkspace = new Map()));
+  return byWorkspace;
+}
+
+function forgetFigures(deps: Deps, workspaceId: string): void {
+  figuresOf(deps).delete(workspaceId);
+}
+
+function rememberFigures(deps: Deps, workspaceId: string, figures: KnownFigures): void {
+  const byWorkspace = figuresOf(deps);
+  byWorkspace.delete(workspaceId);
+  if (byWorkspace.size >= FIGURES_MAX) byWorkspace.delete(byWorkspace.keys().next().value!);
+  byWorkspace.set(workspaceId, figures);
+}
+
+/** Providers the runs' operations use (those a workspace may fund with its own key). */
+function providersOf(runs: QueuedRun[]): string[] {
+  return [...new Set(runs.map((r) => providerNameFor(r.op)).filter((p): p is string => !!p))].sort();
+}
+
+/**
+ * The one-round-trip path: decides from the figures the workspace's previous batch left and
+ * sends lock, guarded write and commit together. Undefined when it cannot decide (no recent
+ * figures, a provider not checked yet, a run the figures would refuse) or when the write found
+ * the figures changed or an Idempotency-Key already stored: then the batch reads.
+ */
+async function admitFromCache(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[] | undefined> {
+  if (!deps.caps.pipelines) return undefined;
+  const workspaceId = runs[0]!.auth.workspace.id;
+  const now = deps.clock.now();
+  const known = figuresOf(deps).get(workspaceId);
+  const providers = providersOf(runs);
+  if (!known || now - known.at > FIGURES_TTL_MS || providers.some((p) => !known.ownProviders.has(p))) return undefined;
+  const figures = {
+    waitingJobs: known.waitingJobs,
+    ownProviders: new Set(providers.filter((p) => known.ownProviders.get(p))),
+    liveMillicents: known.spendableMillicents,
+    heldMillicents: 0,
+  };
+  const decided = decide(deps, runs, workspaceId, figures, new Map(), now);
+  // Refusals and replays are decided from read figures and stored keys only.
+  if (decided.outcomes.some((o) => o.kind !== 'new')) {
+    refundAttempt(deps, runs);
+    return undefined;
+  }
+  try {
+    await batchTransaction(deps, (tx) => write(deps, tx, workspaceId, decided, { figures, providers }, known.ownProviders, now));
+  } catch {
+    // Changed figures (guard), a stored Idempotency-Key (unique index) or any other failure.
+    refundAttempt(deps, runs);
+    forgetFigures(deps, workspaceId);
+    return undefined;
+  }
+  return decided.outcomes;
+}
+
+/**
+ * Reads the figures and decides. `read`: the read happens before the workspace lock and the write
+ * re-checks the figures under it (a guard failure rolls everything back), so the lock is held for
+ * one round trip that needs nothing from this process in between; `locked`: lock, then read.
+ */
+async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], mode: 'read' | 'locked'): Promise<BatchOutcome[]> {
   const now = deps.clock.now();
   const workspaceId = runs[0]!.auth.workspace.id;
-  const providers = [...new Set(runs.map((r) => providerNameFor(r.op)).filter((p): p is string => !!p))];
+  const providers = providersOf(runs);
   const figuresQuery = batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now);
-  const read = optimistic ? (await tx.run([figuresQuery]))[0] : (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), figuresQuery]))[1];
+  const read = mode === 'read' ? (await tx.run([figuresQuery]))[0] : (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), figuresQuery]))[1];
   const figures = parseBatchFigures(read!.rows);
   if (figures.dueAllocations) {
     await tx.run([], { commit: true });
+    forgetFigures(deps, workspaceId);
     return runs.map(() => ({ kind: 'single' }));
   }
-  const known = new Map<string, Known>(figures.idempotency.map((i) => [`${i.keyId}\n${i.idemKey}`, i]));
+  const stored = new Map<string, Known>(figures.idempotency.map((i) => [`${i.keyId}\n${i.idemKey}`, i]));
+  const decided = decide(deps, runs, workspaceId, figures, stored, now);
+  const checked = new Map(providers.map((p) => [p, figures.ownProviders.has(p)]));
+  if (decided.writes.jobs.length === 0) {
+    await tx.run([], { commit: true });
+    rememberFigures(deps, workspaceId, { spendableMillicents: figures.liveMillicents - figures.heldMillicents, waitingJobs: figures.waitingJobs, ownProviders: checked, at: now });
+    return decided.outcomes;
+  }
+  await write(deps, tx, workspaceId, decided, mode === 'read' ? { figures, providers } : undefined, checked, now);
+  return decided.outcomes;
+}
+
+interface Decided {
+  outcomes: BatchOutcome[];
+  writes: AdmissionWrites;
+}
+
+type Figures = Pick<BatchFigures, 'waitingJobs' | 'ownProviders' | 'liveMillicents' | 'heldMillicents'>;
+
+/** The rules of one-by-one admission applied to the runs in order, each seeing those before it. */
+function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Figures, known: Map<string, Known>, now: number): Decided {
   let waiting = figures.waitingJobs;
   let held = figures.heldMillicents;
   const writes: AdmissionWrites = { jobs: [], holds: [], versions: [], idempotency: [], notify: [] };
@@ -132,17 +255,16 @@ async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], optimi
       continue;
     }
     try {
-      if (!run.pointsCharged) {
-        if (!chargePointsNow(deps, run.auth.workspace, run.points)) {
-          outcomes.push({ kind: 'points' });
-          continue;
-        }
-        run.pointsCharged = true;
+      const charged = chargePointsNow(deps, run.auth.workspace, run.points);
+      if (!charged) {
+        outcomes.push({ kind: 'points' });
+        continue;
       }
-      refuseWhenQueueFull(run.auth, waiting, now);
+      run.charged = charged;
       const price = priceOf(run.op, run.input);
       const provider = providerNameFor(run.op);
       const funding = provider && figures.ownProviders.has(provider) ? 'provider_key' : 'credits';
+      refuseWhenQueueFull(run.auth, waiting, now);
       if (funding === 'credits' && figures.liveMillicents - held < price.maximumMillicents) {
         throw insufficientCredits(figures.liveMillicents - held, price.maximumMillicents);
       }
@@ -175,18 +297,45 @@ async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], optimi
       outcomes.push({ kind: 'refused', error });
     }
   }
-  if (writes.jobs.length === 0) {
-    await tx.run([], { commit: true });
-    return outcomes;
-  }
+  return { outcomes, writes };
+}
+
+/**
+ * Writes what was decided and commits; with `guarded`, takes the workspace lock first and lets
+ * the write re-check the figures under it. Remembers the figures the write saw, minus what it
+ * admitted, for the workspace's next batch.
+ */
+async function write(
+  deps: Deps,
+  tx: BatchRunner,
+  workspaceId: string,
+  decided: Decided,
+  guarded: { figures: Figures; providers: string[] } | undefined,
+  ownProviders: Map<string, boolean>,
+  now: number,
+): Promise<void> {
+  const { writes } = decided;
   writes.notify = jobChangesToNotify(deps.db, writes.jobs.map((j) => j.id));
-  if (optimistic) {
-    const guard = { workspaceId, now, spendableMillicents: figures.liveMillicents - figures.heldMillicents, waitingJobs: figures.waitingJobs };
-    await tx.run([lockWorkspaceQuery(deps.db, workspaceId), writeAdmissionsQuery(deps.db, writes, guard)], { commit: true });
+  let result;
+  if (guarded) {
+    const guard = {
+      spendableMillicents: guarded.figures.liveMillicents - guarded.figures.heldMillicents,
+      waitingJobs: guarded.figures.waitingJobs,
+      providers: guarded.providers,
+      ownProviders: guarded.providers.filter((p) => guarded.figures.ownProviders.has(p)),
+    };
+    result = (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), writeAdmissionsQuery(deps.db, writes, { workspaceId, now }, guard)], { commit: true }))[1];
   } else {
-    await tx.run([writeAdmissionsQuery(deps.db, writes)], { commit: true });
+    result = (await tx.run([writeAdmissionsQuery(deps.db, writes, { workspaceId, now })], { commit: true }))[0];
   }
-  return outcomes;
+  const seen = parseWrittenFigures(result!.rows);
+  const admitted = writes.holds.reduce((sum, h) => sum + Number(h.amount_mc), 0);
+  rememberFigures(deps, workspaceId, {
+    spendableMillicents: seen.spendableMillicents - admitted,
+    waitingJobs: seen.waitingJobs + writes.jobs.filter((j) => j.status === 'pending').length,
+    ownProviders,
+    at: now,
+  });
 }
 
 /** A stored Idempotency-Key, as idempotency.claimIn weighs it. */

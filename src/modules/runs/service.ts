@@ -117,7 +117,7 @@ async function enqueueRun(
   scope: idempotency.IdempotencyScope,
   hash: string,
 ): Promise<RunResponse> {
-  const run: QueuedRun = { auth, op, input, origin, scope, hash, points: operationPoints(op.id), pointsCharged: false };
+  const run: QueuedRun = { auth, op, input, origin, scope, hash, points: operationPoints(op.id) };
   if (batchable(deps, auth)) {
     for (let attempt = 1; ; attempt++) {
       await loadPoints(deps, auth.workspace);
@@ -148,7 +148,7 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
-        if (!run.pointsCharged && !chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
         const job = await admit(deps, trx, auth, op, input, origin);
         const body = { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) };
         await idempotency.complete(trx, scope, 202, body);

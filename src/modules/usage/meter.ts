@@ -119,6 +119,21 @@ export class UsageMeter {
     return entry && this.admit(entry, points, limits);
   }
 
+  /**
+   * Gives back points a charge took for work that then did not happen (a batch of admissions
+   * rolled back and decided again: admission-batch.ts). `charged` is what the charge returned;
+   * points of a window that has rolled since are taken off that window's row.
+   */
+  refundNow(workspaceId: string, points: number, charged: { minute: WindowView; month: WindowView }): void {
+    const entry = this.entries.get(workspaceId);
+    for (const kind of ['minute', 'month'] as const) {
+      const end = charged[kind].resetsAt;
+      const c = entry?.[kind];
+      if (c && c.end === end) c.delta -= points;
+      else this.pending.push({ workspaceId, kind, start: periodRange(kind, end - 1).start, delta: -points });
+    }
+  }
+
   async peek(workspaceId: string, limits: PointLimits): Promise<{ minute: WindowView; month: WindowView }> {
     const entry = this.cached(workspaceId) ?? (await this.entry(workspaceId));
     return { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };

@@ -53,10 +53,15 @@ export async function chargePoints(deps: Deps, workspace: Workspace, points: num
  * the counters from the database): undefined when the workspace's counters are not in memory;
  * load them with loadPoints() outside the transaction first.
  */
-export function chargePointsNow(deps: Deps, workspace: Workspace, points: number): WindowView | undefined {
+export function chargePointsNow(deps: Deps, workspace: Workspace, points: number): Extract<ChargeResult, { ok: true }> | undefined {
   const result = deps.usage.chargeNow(workspace.id, points, resolveLimits(workspace));
   if (result && !result.ok) throw rateLimitedError(deps.clock.now(), result);
-  return result?.minute;
+  return result;
+}
+
+/** Gives back points charged by chargePointsNow for work that did not happen (UsageMeter.refundNow). */
+export function refundPoints(deps: Deps, workspace: Workspace, points: number, charged: Extract<ChargeResult, { ok: true }>): void {
+  deps.usage.refundNow(workspace.id, points, charged);
 }
 
 /** Brings the workspace's point counters into memory (a no-op when they are). */
