@@ -18,7 +18,7 @@ import { IDEMPOTENCY_TTL_MS, requestHash } from '../src/modules/idempotency/serv
 import { batchTransaction } from '../src/queue/batch-transaction.js';
 import { lockWorkspaceQuery } from '../src/modules/accounts/store.js';
 import { writeAdmissionsQuery } from '../src/modules/runs/admission-batch-store.js';
-import { writeFinishesQuery } from '../src/modules/jobs/finish-batch-store.js';
+import { writeFinishMoneyQuery } from '../src/modules/jobs/finish-batch-store.js';
 import { isGuardFailure } from '../src/db/guard.js';
 
 const IMAGE = (n: number | string) => ({ prompt: `batched image ${n}` });
@@ -261,7 +261,7 @@ describeEachDatabase('guarded batch writes (figures read before the lock, re-che
     const patch = { id: job!.id, lease_token: Number(job!.lease_token), expected_version: Number(job!.version) - 1, status: 'completed' as const, error_code: null, set_output: true, output_json: '{}', output_sha256: null, checkpoint_json: null, steps_done: null, charge: 5 };
     const writes = { patches: [patch], debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
     await assert.rejects(
-      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeFinishesQuery(ctx.deps.db, tn.workspace.id, writes, now)], { commit: true })),
+      batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeFinishMoneyQuery(ctx.deps.db, tn.workspace.id, writes, now)], { commit: true })),
       (err: unknown) => isGuardFailure(err),
     );
     const after = await ctx.deps.db.selectFrom('jobs').selectAll().where('id', '=', job!.id).executeTakeFirstOrThrow();

@@ -31,7 +31,7 @@ import type { EventType } from '../events/store.js';
 import { presentMedia, type MediaRecord } from '../media/service.js';
 import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
-import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishesQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
+import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishMoneyQuery, writeFinishRecordsQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
 import { isGuardFailure } from '../../db/guard.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import type { FinishRequest } from './lifecycle.js';
@@ -177,8 +177,10 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
   }
   w.debits = [...debits].map(([id, amount]) => ({ id, amount }));
   w.notify = jobChangesToNotify(deps.db, w.patches.map((p) => p.id));
-  const write = writeFinishesQuery(deps.db, workspaceId, w, now);
-  const written = optimistic ? (await tx.run([lock, write], { commit: true }))[1] : (await tx.run([write], { commit: true }))[0];
+  // The records first, then the lock (optimistic) and the money: the lock is held only for the money.
+  const records = writeFinishRecordsQuery(deps.db, w);
+  const money = writeFinishMoneyQuery(deps.db, workspaceId, w, now);
+  const written = optimistic ? (await tx.run([records, lock, money], { commit: true }))[2] : (await tx.run([records, money], { commit: true }))[1];
   const updated = new Map(parseWrittenJobs(written!.rows).map((j) => [j.id, j]));
   return { outcomes: items.map((item, i) => (applies[i] ? updated.get(item.jobId) : undefined)), deliveries: w.deliveries.length };
 }
