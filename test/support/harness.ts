@@ -70,7 +70,7 @@ export async function createTestContext(dbName: TestDatabaseName, options: Harne
     secretKey: TEST_SECRET_KEY,
     database: database.handle,
     clock,
-    log: pino({ level: 'silent' }),
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     epochPollMs: 0,
     net,
   });

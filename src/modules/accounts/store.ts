@@ -135,10 +135,11 @@ export async function findWorkspace(db: Db, id: string): Promise<Workspace | und
 /** Reads the workspace and locks its row for the rest of the transaction (PostgreSQL): read-modify-write. */
 /**
  * The PostgreSQL row lock of a workspace as a compiled statement, for batches that send it in a
- * pipeline with the statements that follow it (queue/batch-transaction.ts).
+ * pipeline with the statements that follow it (queue/batch-transaction.ts); the same lock as
+ * db/locking.ts takes.
  */
 export function lockWorkspaceQuery(db: Kysely<Database>, id: string): CompiledQuery {
-  return db.selectFrom('workspaces').select('id').where('id', '=', id).forUpdate().compile();
+  return db.selectFrom('workspaces').select('id').where('id', '=', id).forNoKeyUpdate().compile();
 }
 
 export async function lockWorkspace(db: Db, caps: Capabilities, id: string): Promise<Workspace | undefined> {

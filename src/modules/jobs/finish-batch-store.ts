@@ -96,15 +96,17 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 
 /**
- * The records of a batch's finishes that take no lock and change no figure admission weighs:
- * ledger entries, versions, media rows, events and their webhook deliveries. Sent before the
- * workspace lock, in the same transaction as writeFinishMoneyQuery, so the lock is held only
- * for the money; if that statement's guard fails, these roll back with it.
+ * The records of a batch's finishes that no other writer can collide with and that change no
+ * figure admission weighs: ledger entries, media rows, events and their webhook deliveries, all
+ * under new ids. Sent before the workspace lock, in the same transaction as
+ * writeFinishMoneyQuery, so the lock is held only for the rest; if that statement's guard fails,
+ * these roll back with it. (A version is keyed by job and number, which a cancel racing the
+ * finish also writes: inserted before the lock, the two inserts deadlocked on the unique index,
+ * each waiting for the other's transaction while one of them waited for the lock.)
  */
 export function writeFinishRecordsQuery(db: Db, w: FinishWrites): CompiledQuery {
   return sql`
     with l as (${insertJsonRows('credit_transactions', LEDGER_COLUMNS, rowsJson(w.ledger, LEDGER_COLUMNS))}),
-      ver as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
       m as (${insertJsonRows('media', MEDIA_COLUMNS, rowsJson(w.media, MEDIA_COLUMNS))}),
       e as (${insertJsonRows('events', EVENT_COLUMNS, rowsJson(w.events, EVENT_COLUMNS))}),
       d as (${insertJsonRows('webhook_deliveries', DELIVERY_COLUMNS, rowsJson(w.deliveries, DELIVERY_COLUMNS))})
@@ -112,8 +114,8 @@ export function writeFinishRecordsQuery(db: Db, w: FinishWrites): CompiledQuery 
 }
 
 /**
- * Applies a batch's finishes under the workspace lock: the jobs' status, result and cost, the
- * allocations' debits and the holds' release, in one statement, which fails (guard.ts) unless
+ * Applies a batch's finishes under the workspace lock: the jobs' status, result and cost with
+ * their new versions, the allocations' debits and the holds' release, in one statement, which fails (guard.ts) unless
  * every finish applies to the job row as read (same version, still processing under the lease),
  * every debit finds its credits and every hold is still open: then all that was decided from the
  * rows read before the lock still holds. Returns the updated rows.
@@ -156,7 +158,7 @@ export function writeFinishMoneyQuery(db: Db, workspaceId: string, w: FinishWrit
       update credit_holds set released_at_ms = ${now}
       where id = any(${w.releasedHolds}::text[]) and released_at_ms is null
       returning id
-    )
+    ), ver as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))})
     select ${checked} as checked,
       (select coalesce(json_agg(u), '[]'::json) from u) as jobs,
       -- count() evaluates pg_notify once per job: the notifications go out at commit.
