@@ -19,7 +19,7 @@ import type { Deps } from '../deps.js';
 import type { LimitOverrides, Plan, Workspace } from '../modules/accounts/types.js';
 import { lockWorkspace, lockWorkspaceQuery } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
-import { activeCounts, noteJobWrite, type JobRow } from '../modules/jobs/store.js';
+import { activeCounts, noteJobWrite, VERSION_COLUMNS, type JobRow } from '../modules/jobs/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import { inTransaction } from './group-commit.js';
 
@@ -167,7 +167,6 @@ function candidatesWithLimitsQuery(db: Kysely<Database>, now: number, limit: num
     order by c.run_after_ms, c.id`.compile(db);
 }
 
-const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 
 /**
  * Claims `rows` (one workspace's share, still pending, oldest first) up to its free running

@@ -209,6 +209,9 @@ export async function touchJob(db: Db, id: string, leaseToken: number, patch: Up
   return Number(r.numUpdatedRows) === 1;
 }
 
+/** The columns of a version row, for multi-row writes (db/json-rows.ts). */
+export const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'] as const satisfies readonly (keyof Row<'job_versions'>)[];
+
 const insertVersionQuery = prepared((db) => db.insertInto('job_versions').values({ job_id: arg(0), version: arg(1), snapshot_json: arg(2), created_at_ms: arg(3) }));
 
 export async function insertVersion(db: Db, jobId: string, version: number, snapshot: unknown, now: number): Promise<void> {

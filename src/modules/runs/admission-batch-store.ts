@@ -12,7 +12,7 @@ import { guardCheck } from '../../db/guard.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
-import { JOB_COLUMNS, type JobRow } from '../jobs/store.js';
+import { JOB_COLUMNS, VERSION_COLUMNS, type JobRow } from '../jobs/store.js';
 
 type Db = Kysely<Database>;
 
@@ -91,7 +91,6 @@ export interface AdmissionWrites {
 }
 
 const HOLD_COLUMNS = ['id', 'workspace_id', 'job_id', 'key_id', 'amount_mc', 'created_at_ms', 'released_at_ms'];
-const VERSION_COLUMNS = ['job_id', 'version', 'snapshot_json', 'created_at_ms'];
 const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
 
 /** Figures read before the lock (or left by the previous batch) that the write re-checks under it. */
