@@ -44,7 +44,12 @@ interface Connection {
 
 const names = new Map<string, string>();
 
-function nameOf(text: string): string {
+/**
+ * The name a statement is prepared under on a connection: derived from its text, so one name
+ * never means two statements (also used by jobs/prepared.ts). Texts here are fixed per kind of
+ * statement (values travel as parameters), so the cache stays small.
+ */
+export function statementName(text: string): string {
   let name = names.get(text);
   if (!name) names.set(text, (name = `was_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`));
   return name;
@@ -135,8 +140,8 @@ class Pipeline {
 }
 
 function statementOf(q: CompiledQuery | string): Statement {
-  if (typeof q === 'string') return { name: nameOf(q), text: q, values: [] };
-  return { name: nameOf(q.sql), text: q.sql, values: [...q.parameters] };
+  if (typeof q === 'string') return { name: statementName(q), text: q, values: [] };
+  return { name: statementName(q.sql), text: q.sql, values: [...q.parameters] };
 }
 
 /** A transaction on one pooled connection whose statements are sent in pipelines. */

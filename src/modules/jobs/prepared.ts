@@ -13,10 +13,10 @@
  * statement kept across a migration that adds a column would otherwise fail with "cached plan
  * must not change result type".
  */
-import { createHash } from 'node:crypto';
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { directSqlite, runDirect } from '../../db/sqlite-direct.js';
+import { statementName } from '../../db/pg-pipeline.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -58,7 +58,7 @@ export function prepared<R>(build: (db: Db) => Compilable<R>): PreparedQuery<R> 
         const m = typeof p === 'string' ? ARG.exec(p) : null;
         return m ? Number(m[1]) : null;
       });
-      const name = `was_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`;
+      const name = statementName(compiled.sql);
       entry = { compiled, slots, name };
       byAdapter.set(adapter.constructor, entry);
     }
@@ -84,15 +84,11 @@ export function prepared<R>(build: (db: Db) => Compilable<R>): PreparedQuery<R> 
   return run;
 }
 
-const namesByText = new Map<string, string>();
-
 /**
  * Runs a query built for this call (its text fixed, only its parameters vary: a RawBuilder of a
  * multi-row write, for instance) as a named statement where the driver keeps them.
  */
 export function executeNamed<R>(db: Db, named: boolean | undefined, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
   if (!named) return db.executeQuery<R>(compiled);
-  let name = namesByText.get(compiled.sql);
-  if (!name) namesByText.set(compiled.sql, (name = `was_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`));
-  return db.executeQuery<R>({ ...compiled, sql: { name, text: compiled.sql } as unknown as string });
+  return db.executeQuery<R>({ ...compiled, sql: { name: statementName(compiled.sql), text: compiled.sql } as unknown as string });
 }
