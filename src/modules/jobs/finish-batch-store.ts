@@ -6,6 +6,7 @@
  */
 import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import { guardCheck } from '../../db/guard.js';
+import { dueCreditsSql } from '../runs/figures-sql.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
@@ -61,7 +62,7 @@ export function finishFiguresQuery(db: Db, workspaceId: string, jobIds: string[]
         from credit_holds where job_id = any(${jobIds}::text[]) and released_at_ms is null) as holds,
       (select coalesce(json_agg(json_build_object('id', id, 'remaining', remaining_mc, 'expiresAt', expires_at_ms)), '[]'::json)
         from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0) as allocations,
-      exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
+      ${dueCreditsSql(workspaceId, now)} as due,
       (select coalesce(json_agg(json_build_object('id', id, 'event_types_json', event_types_json)), '[]'::json)
         from webhooks where workspace_id = ${workspaceId} and revoked_at_ms is null and enabled = 1) as hooks`.compile(db);
 }

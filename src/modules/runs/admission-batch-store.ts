@@ -9,6 +9,7 @@
  */
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { guardCheck } from '../../db/guard.js';
+import { dueCreditsSql, heldCreditsSql, liveCreditsSql, pendingJobsSql } from './figures-sql.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
@@ -46,23 +47,16 @@ interface FiguresRow {
   idempotency: StoredIdempotency[];
 }
 
-// Literals where a partial index must match (jobs_active_ws_idx).
-const pendingJobs = (workspaceId: string) => sql`(select count(*) from jobs where workspace_id = ${workspaceId} and status = 'pending')`;
-const liveCredits = (workspaceId: string, now: number) =>
-  sql`(select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = ${workspaceId}
-    and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null))`;
-const heldCredits = (workspaceId: string) => sql`(select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = ${workspaceId} and released_at_ms is null)`;
-
 /** Reads the batch's figures: before the workspace lock (then the write re-checks them) or after it. */
 export function batchFiguresQuery(db: Db, workspaceId: string, providers: string[], keys: { keyId: string; idemKey: string }[], now: number): CompiledQuery {
   return sql<FiguresRow>`
     select
-      ${pendingJobs(workspaceId)} as pending,
+      ${pendingJobsSql(workspaceId)} as pending,
       (select coalesce(json_agg(distinct provider), '[]'::json) from provider_keys
         where workspace_id = ${workspaceId} and provider = any(${providers}::text[])) as providers,
-      exists (select 1 from credit_allocations where workspace_id = ${workspaceId} and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
-      ${liveCredits(workspaceId, now)} as live,
-      ${heldCredits(workspaceId)} as held,
+      ${dueCreditsSql(workspaceId, now)} as due,
+      ${liveCreditsSql(workspaceId, now)} as live,
+      ${heldCreditsSql(workspaceId)} as held,
       (select coalesce(json_agg(json_build_object('keyId', key_id, 'idemKey', idem_key, 'hash', request_hash, 'state', state,
           'statusCode', status_code, 'response', response_json, 'expiresAt', expires_at_ms)), '[]'::json)
         from idempotency_keys where workspace_id = ${workspaceId}
@@ -116,13 +110,13 @@ export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, at: { workspace
   const checked = guard
     ? guardCheck(
         'admission figures changed',
-        sql`${liveCredits(ws, at.now)} - ${heldCredits(ws)} >= ${guard.spendableMillicents}
-          and ${pendingJobs(ws)} <= ${guard.waitingJobs}
-          and not exists (select 1 from credit_allocations where workspace_id = ${ws} and remaining_mc > 0 and expires_at_ms <= ${at.now})
+        sql`${liveCreditsSql(ws, at.now)} - ${heldCreditsSql(ws)} >= ${guard.spendableMillicents}
+          and ${pendingJobsSql(ws)} <= ${guard.waitingJobs}
+          and not ${dueCreditsSql(ws, at.now)}
           and (select coalesce(array_agg(distinct provider order by provider), '{}') from provider_keys
             where workspace_id = ${ws} and provider = any(${guard.providers}::text[]))
             = (select coalesce(array_agg(p order by p), '{}') from unnest(${guard.ownProviders}::text[]) as p)`,
-        pendingJobs(ws),
+        pendingJobsSql(ws),
       )
     : sql`0`;
   return sql`
@@ -132,8 +126,8 @@ export function writeAdmissionsQuery(db: Db, w: AdmissionWrites, at: { workspace
       i as (${insertJsonRows('idempotency_keys', IDEMPOTENCY_COLUMNS, rowsJson(w.idempotency, IDEMPOTENCY_COLUMNS))})
     select ${checked} as checked,
       -- The statement's snapshot: after the lock, before its own rows.
-      ${liveCredits(ws, at.now)} - ${heldCredits(ws)} as spendable,
-      ${pendingJobs(ws)} as waiting,
+      ${liveCreditsSql(ws, at.now)} - ${heldCreditsSql(ws)} as spendable,
+      ${pendingJobsSql(ws)} as waiting,
       (select count(pg_notify(${JOB_CHANGES_CHANNEL}, n)) from json_array_elements_text(${JSON.stringify(w.notify)}::json) as n) as notified`.compile(db);
 }
 

@@ -21,6 +21,7 @@ import { findDueAllocations } from '../billing/expiry-store.js';
 import { sumLiveRemaining, sumOpenHolds } from '../billing/store.js';
 import { arg, prepared } from '../jobs/prepared.js';
 import { countPending } from '../jobs/store.js';
+import { dueCreditsSql, heldCreditsSql, liveCreditsSql, pendingJobsSql } from './figures-sql.js';
 
 type Trx = Transaction<Database>;
 
@@ -39,16 +40,13 @@ const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select(
 export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspaceId: string, provider: string | null, now: number): Promise<AdmissionFigures> {
   if (caps.dialect === 'postgres') {
     await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-    // Literals where a partial index must match (jobs_active_ws_idx).
     const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
       select
-        (select count(*) from jobs where workspace_id = w.id and status = 'pending') as pending,
-        exists (select 1 from provider_keys where workspace_id = w.id and provider = ${provider}) as own_key,
-        exists (select 1 from credit_allocations where workspace_id = w.id and remaining_mc > 0 and expires_at_ms <= ${now}) as due,
-        (select coalesce(sum(remaining_mc), 0) from credit_allocations where workspace_id = w.id
-          and (expires_at_ms is null or expires_at_ms > ${now} or expiry_settled_at_ms is not null)) as live,
-        (select coalesce(sum(amount_mc), 0) from credit_holds where workspace_id = w.id and released_at_ms is null) as held
-      from workspaces w where w.id = ${workspaceId}`.execute(trx);
+        ${pendingJobsSql(workspaceId)} as pending,
+        exists (select 1 from provider_keys where workspace_id = ${workspaceId} and provider = ${provider}) as own_key,
+        ${dueCreditsSql(workspaceId, now)} as due,
+        ${liveCreditsSql(workspaceId, now)} as live,
+        ${heldCreditsSql(workspaceId)} as held`.execute(trx);
     const r = rows[0]!;
     return { waitingJobs: Number(r.pending), ownProviderKey: r.own_key, dueAllocations: r.due, liveMillicents: Number(r.live), heldMillicents: Number(r.held) };
   }
