@@ -8,14 +8,19 @@ import SqliteDatabase from 'better-sqlite3';
 import { startCheckpointer } from '../src/db/sqlite-checkpointer.js';
 
 function rowsInMainFile(dir: string): number {
-  // The database file alone, without its WAL: only what a checkpoint has copied over.
-  copyFileSync(join(dir, 'x.db'), join(dir, 'copy.db'));
-  const copy = new SqliteDatabase(join(dir, 'copy.db'), { readonly: true });
-  try {
-    const table = copy.prepare("select 1 from sqlite_master where name = 't'").get();
-    return table ? (copy.prepare('select count(*) as n from t').get() as { n: number }).n : 0;
-  } finally {
-    copy.close();
+  // The database file alone, without its WAL: only what a checkpoint has copied over. A copy
+  // taken while a checkpoint writes the file can be torn (SQLITE_CORRUPT): copy again.
+  for (let attempt = 1; ; attempt++) {
+    copyFileSync(join(dir, 'x.db'), join(dir, 'copy.db'));
+    const copy = new SqliteDatabase(join(dir, 'copy.db'), { readonly: true });
+    try {
+      const table = copy.prepare("select 1 from sqlite_master where name = 't'").get();
+      return table ? (copy.prepare('select count(*) as n from t').get() as { n: number }).n : 0;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_CORRUPT' || attempt >= 50) throw err;
+    } finally {
+      copy.close();
+    }
   }
 }
 
