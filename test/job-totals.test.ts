@@ -139,6 +139,27 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     assert.equal((await claimJobs(ctx.deps, worker.owner, 8)).length, 0);
   });
 
+  test('running-jobs limit: a workspace at its limit does not hold back the queue (its waiting jobs are no candidates)', async () => {
+    const ctx = get();
+    const { claimJobs } = await import('../src/queue/claim.js');
+    const owner = new JobWorker(ctx.deps).owner;
+    const busy = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    await admin(ctx, `/admin/v1/workspaces/${busy.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 1, pointsPerMinute: 1_000_000 } });
+    for (let i = 0; i < 12; i++) await run(ctx, busy, 'music.generate', MUSIC(`${i}`));
+    assert.equal((await claimJobs(ctx.deps, owner, 1)).length, 1, 'the busy workspace now runs as many jobs as it may');
+    const other = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const otherJob = (await run(ctx, other, 'music.generate', MUSIC('other'))).json().data.jobId as string;
+    // Eleven of the busy workspace's jobs wait ahead of it: more than a claim of two reads.
+    const claimed = await claimJobs(ctx.deps, owner, 2);
+    assert.deepEqual(claimed.map((j) => j.id), [otherJob]);
+    assert.deepEqual(await assertTotalsMatchRows(ctx, busy.workspace.id), { pending: 11, processing: 1, held: 12 * MUSIC_MAX });
+    // With a free slot again, the busy workspace's oldest waiting job is claimed next.
+    await admin(ctx, `/admin/v1/workspaces/${busy.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 2, pointsPerMinute: 1_000_000 } });
+    const next = await claimJobs(ctx.deps, owner, 2);
+    assert.equal(next.length, 1);
+    assert.equal(next[0]!.workspace_id, busy.workspace.id);
+  });
+
   test('job snapshot reads follow every new version (rendered snapshots are cached by version)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });

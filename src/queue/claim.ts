@@ -7,7 +7,7 @@
  * claim whatever its size (claimBatched). On SQLite the write transaction already serialises
  * claims.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { sql, SqliteAdapter, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import { rowsJson } from '../db/json-rows.js';
 import { jobChangesNotifiedInSql, jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
 import { guardCheck, isGuardFailure } from '../db/guard.js';
@@ -20,8 +20,31 @@ import type { LimitOverrides, Plan, Workspace } from '../modules/accounts/types.
 import { lockWorkspace, lockWorkspaceQuery } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, VERSION_COLUMNS, type JobRow } from '../modules/jobs/store.js';
-import { resolveLimits } from '../modules/usage/plans.js';
+import { PLAN_DEFAULTS, resolveLimits } from '../modules/usage/plans.js';
 import { inTransaction } from './group-commit.js';
+
+/**
+ * SQL: the workspaces that run as many jobs as their running-jobs limit allows (the override,
+ * else the plan's default, as resolveLimits). Their waiting jobs are no candidates: a claim reads
+ * a bounded head of the queue, and one workspace's backlog at that head would otherwise keep
+ * every other workspace's jobs from being claimed until it drained. On SQLite the running jobs
+ * come from the trigger-kept totals; on PostgreSQL they are counted from the rows (the partial
+ * index of processing jobs). The claim still counts each workspace's running jobs under its
+ * lock: this only keeps jobs that could not be claimed out of the way.
+ */
+function saturatedWorkspacesSql(sqlite: boolean): RawBuilder<unknown> {
+  const planDefault = sql.join(
+    Object.entries(PLAN_DEFAULTS).map(([plan, limits]) => sql`when ${sql.lit(plan)} then ${sql.lit(limits.runningJobs)}`),
+    sql` `,
+  );
+  const override = sqlite ? sql`json_extract(w.limits_json, '$.runningJobs')` : sql`(w.limits_json::json ->> 'runningJobs')::integer`;
+  const limit = sql`coalesce(${override}, case w.plan ${planDefault} end)`;
+  return sqlite
+    ? sql`select t.workspace_id from workspace_totals t join workspaces w on w.id = t.workspace_id
+        where t.processing_jobs > 0 and t.processing_jobs >= ${limit}`
+    : sql`select r.workspace_id from (select workspace_id, count(*) as n from jobs where status = 'processing' group by workspace_id) r
+        join workspaces w on w.id = r.workspace_id where r.n >= ${limit}`;
+}
 
 function candidatesQuery(db: Kysely<Database>) {
   return (
@@ -33,6 +56,7 @@ function candidatesQuery(db: Kysely<Database>) {
       // query names the value, not a bound parameter (SQLite cannot prove `? = 'pending'`).
       .where('status', '=', sql.lit('pending'))
       .where('run_after_ms', '<=', arg(0))
+      .where(sql<boolean>`workspace_id not in (${saturatedWorkspacesSql(db.getExecutor().adapter instanceof SqliteAdapter)})`)
       // The order of jobs_pending_idx (run_after_ms, id): the scan stops after the first rows
       // instead of sorting every runnable job on each claim (a deep queue made that O(n log n)).
       .orderBy('run_after_ms')
@@ -156,7 +180,9 @@ async function claimBatched(deps: Deps, owner: string, max: number): Promise<Job
 function candidatesWithLimitsQuery(db: Kysely<Database>, now: number, limit: number): CompiledQuery {
   return sql`
     with c as (
-      select * from jobs where status = 'pending' and run_after_ms <= ${now} order by run_after_ms, id limit ${limit}
+      select * from jobs where status = 'pending' and run_after_ms <= ${now}
+        and workspace_id not in (${saturatedWorkspacesSql(false)})
+      order by run_after_ms, id limit ${limit}
     ), p as (
       select w.id, w.plan, w.limits_json,
         (select count(*) from jobs r where r.workspace_id = w.id and r.status = 'processing') as processing
