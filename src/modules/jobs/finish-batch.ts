@@ -33,6 +33,7 @@ import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
 import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishMoneyQuery, writeFinishRecordsQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
 import { isGuardFailure } from '../../db/guard.js';
+import { inSpendingOrder, planDebits } from '../reservations/spending.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import type { FinishRequest } from './lifecycle.js';
 import { toMetadata } from './snapshot.js';
@@ -110,10 +111,8 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
   if (read.dueAllocations) throw new FallBack();
   const rows = new Map(read.jobs.map((j) => [j.id, j]));
   const holds = new Map(read.holds.map((h) => [h.job_id, h]));
-  // Spending order: earliest expiry first, never-expiring last, then by id (reservations.settle).
-  const allocations = read.allocations
-    .map((a) => ({ ...a, order: a.expiresAt ?? Infinity }))
-    .sort((a, b) => a.order - b.order || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // Read once for the batch; each hold's debits lower what is left for the next (spending.ts).
+  const allocations = inSpendingOrder(read.allocations);
   const debits = new Map<string, number>();
   const w: FinishWrites = { patches: [], debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
   const addEvent = (type: EventType, data: Record<string, unknown>, createdAt: number) => {
@@ -134,17 +133,10 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
     let charge = 0;
     if (row.funding === 'credits' && hold) {
       charge = Math.min(Math.max(0, Math.floor(item.req.consumedMillicents)), Number(hold.amount_mc));
-      let left = charge;
-      for (const a of allocations) {
-        if (left === 0) break;
-        if (a.remaining === 0 || (a.expiresAt !== null && a.expiresAt <= hold.created_at_ms)) continue;
-        const part = Math.min(a.remaining, left);
-        a.remaining -= part;
-        left -= part;
-        debits.set(a.id, (debits.get(a.id) ?? 0) + part);
-      }
+      const plan = planDebits(allocations, charge, hold.created_at_ms);
       // A shortfall is logged and charged as far as it goes by the one-by-one path.
-      if (left > 0) throw new FallBack();
+      if (plan.shortfall > 0) throw new FallBack();
+      for (const d of plan.debits) debits.set(d.allocationId, (debits.get(d.allocationId) ?? 0) + d.amountMillicents);
       if (charge > 0) {
         w.ledger.push({
           id: newId(),

@@ -17,6 +17,7 @@ import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
 import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
+import { planDebits } from './spending.js';
 
 type Trx = Transaction<Database>;
 
@@ -113,16 +114,12 @@ export interface SettleRequest {
 export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
   const hold = await store.findOpenHold(trx, req.jobId);
   if (!hold) return 0;
-  let toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
-  let charged = 0;
-  for (const allocation of await store.spendableAllocations(trx, req.workspaceId, hold.createdAt)) {
-    if (toCharge === 0) break;
-    const part = Math.min(allocation.remaining, toCharge);
-    await store.debitAllocation(trx, allocation.id, part);
-    toCharge -= part;
-    charged += part;
-  }
-  if (toCharge > 0) deps.log.error({ jobId: req.jobId, shortfall: toCharge }, 'settlement found fewer credits than the hold promised');
+  const toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
+  const allocations = await store.spendableAllocations(trx, req.workspaceId, hold.createdAt);
+  const { debits, shortfall } = planDebits(allocations, toCharge, hold.createdAt);
+  for (const d of debits) await store.debitAllocation(trx, d.allocationId, d.amountMillicents);
+  const charged = toCharge - shortfall;
+  if (shortfall > 0) deps.log.error({ jobId: req.jobId, shortfall }, 'settlement found fewer credits than the hold promised');
   if (charged > 0) {
     await appendLedger(trx, {
       id: newId(),

@@ -2,6 +2,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { arg, prepared } from '../jobs/prepared.js';
+import { inSpendingOrder, type SpendableAllocation } from './spending.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -50,12 +51,9 @@ const spendableQuery = prepared((db) =>
  * Allocations with credits left that a hold admitted at `heldSince` may spend (those that had
  * not expired then), in spending order: earliest expiry first, never-expiring last.
  */
-export async function spendableAllocations(db: Db, workspaceId: string, heldSince: number): Promise<{ id: string; remaining: number }[]> {
+export async function spendableAllocations(db: Db, workspaceId: string, heldSince: number): Promise<SpendableAllocation[]> {
   const { rows } = await spendableQuery(db, workspaceId, heldSince);
-  return rows
-    .map((r) => ({ id: r.id, remaining: Number(r.remaining_mc), expiresAt: r.expires_at_ms === null ? Infinity : Number(r.expires_at_ms) }))
-    .sort((a, b) => a.expiresAt - b.expiresAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .map(({ id, remaining }) => ({ id, remaining }));
+  return inSpendingOrder(rows.map((r) => ({ id: r.id, remaining: Number(r.remaining_mc), expiresAt: r.expires_at_ms === null ? null : Number(r.expires_at_ms) })));
 }
 
 const debitQuery = prepared((db) =>
