@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { constants } from 'node:os';
 
 export interface Child {
   process: ChildProcess;
@@ -23,12 +24,32 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * Children still running. They are sent SIGTERM when the bench exits, however it exits
+ * (Ctrl-C, an error, its output closed under `| head`): services left running from an
+ * interrupted bench would share the CPUs with every later measurement.
+ */
+const running = new Set<ChildProcess>();
+let exitHooked = false;
+
+function stopChildrenOnExit(): void {
+  if (exitHooked) return;
+  exitHooked = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGTERM');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + constants.signals[signal]));
+}
+
 export function spawnChild(cwd: string, args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  stopChildrenOnExit();
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const exited = new Promise<void>((res) => child.on('exit', () => res()));
