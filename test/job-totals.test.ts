@@ -160,6 +160,20 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     assert.equal(next[0]!.workspace_id, busy.workspace.id);
   });
 
+  test('claims follow queue order across workspaces when slots are scarce (not the order of workspace ids)', async () => {
+    const ctx = get();
+    const { claimJobs } = await import('../src/queue/claim.js');
+    const owner = new JobWorker(ctx.deps).owner;
+    // Ids are time-ordered: `first` has the smaller id, but `second` admits the older job.
+    const first = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const second = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    assert.ok(first.workspace.id < second.workspace.id);
+    const older = (await run(ctx, second, 'music.generate', MUSIC('older'))).json().data.jobId as string;
+    const newer = (await run(ctx, first, 'music.generate', MUSIC('newer'))).json().data.jobId as string;
+    assert.deepEqual((await claimJobs(ctx.deps, owner, 1)).map((j) => j.id), [older]);
+    assert.deepEqual((await claimJobs(ctx.deps, owner, 1)).map((j) => j.id), [newer]);
+  });
+
   test('job snapshot reads follow every new version (rendered snapshots are cached by version)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });

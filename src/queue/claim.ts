@@ -101,7 +101,7 @@ export async function claimJobs(deps: Deps, owner: string, max: number): Promise
   return claimOneByOne(deps, owner, max);
 }
 
-/** The reference claim: per workspace, its lock, its running jobs, then each job by itself. */
+/** The reference claim: each candidate workspace's lock and running jobs, then each job by itself, in queue order. */
 async function claimOneByOne(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
@@ -110,26 +110,25 @@ async function claimOneByOne(deps: Deps, owner: string, max: number): Promise<Jo
     // another claim) holds that lock first, so no pending row can be locked by anyone else then
     // and the conditional update decides who won (the order also keeps lock cycles impossible).
     const { rows: found } = await candidates(trx, now, max * 4);
-    const byWorkspace = new Map<string, string[]>();
-    for (const job of found) byWorkspace.set(job.workspace_id, [...(byWorkspace.get(job.workspace_id) ?? []), job.id]);
-    const claimed: JobRow[] = [];
-    for (const workspaceId of [...byWorkspace.keys()].sort()) {
-      if (claimed.length >= max) break;
+    // Each candidate workspace's free slots, counted under its lock (taken in id order).
+    const free = new Map<string, number>();
+    for (const workspaceId of [...new Set(found.map((job) => job.workspace_id))].sort()) {
       const ws = (await lockWorkspace(trx, deps.caps, workspaceId)) as Workspace;
       const { processing } = await activeCounts(trx, workspaceId);
-      const free = resolveLimits(ws).runningJobs - processing;
-      let room = Math.min(free, max - claimed.length);
+      free.set(workspaceId, resolveLimits(ws).runningJobs - processing);
+    }
+    // Then the slots are shared out in queue order, as claimBatched does.
+    const claimed: JobRow[] = [];
+    for (const job of found) {
+      if (claimed.length >= max) break;
+      const room = free.get(job.workspace_id)!;
       if (room <= 0) continue;
-      const ids = byWorkspace.get(workspaceId)!;
-      for (const id of ids) noteJobWrite(id);
-      for (const id of ids) {
-        if (room <= 0) break;
-        const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, id)).rows;
-        if (!row) continue;
-        await recordChange(trx, row, now);
-        claimed.push(row);
-        room--;
-      }
+      noteJobWrite(job.id);
+      const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, job.id)).rows;
+      if (!row) continue;
+      await recordChange(trx, row, now);
+      claimed.push(row);
+      free.set(job.workspace_id, room - 1);
     }
     return claimed.sort(queueOrder);
   });
