@@ -160,6 +160,19 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     assert.equal(next[0]!.workspace_id, busy.workspace.id);
   });
 
+  test('running-jobs limit: the largest overrides the admin API accepts still let jobs be admitted and claimed', async () => {
+    const ctx = get();
+    const { claimJobs } = await import('../src/queue/claim.js');
+    const owner = new JobWorker(ctx.deps).owner;
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const huge = Number.MAX_SAFE_INTEGER;
+    const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { runningJobs: huge, waitingJobs: huge, pointsPerMinute: huge, pointsPerMonth: huge, streams: huge, activeKeys: huge } });
+    assert.equal(res.statusCode, 200);
+    const jobIds: string[] = [];
+    for (let i = 0; i < 3; i++) jobIds.push((await run(ctx, t, 'music.generate', MUSIC(`${i}`))).json().data.jobId as string);
+    assert.deepEqual((await claimJobs(ctx.deps, owner, 8)).map((j) => j.id), jobIds);
+  });
+
   test('claims follow queue order across workspaces when slots are scarce (not the order of workspace ids)', async () => {
     const ctx = get();
     const { claimJobs } = await import('../src/queue/claim.js');

@@ -37,7 +37,7 @@ function saturatedWorkspacesSql(sqlite: boolean): RawBuilder<unknown> {
     Object.entries(PLAN_DEFAULTS).map(([plan, limits]) => sql`when ${sql.lit(plan)} then ${sql.lit(limits.runningJobs)}`),
     sql` `,
   );
-  const override = sqlite ? sql`json_extract(w.limits_json, '$.runningJobs')` : sql`(w.limits_json::json ->> 'runningJobs')::integer`;
+  const override = sqlite ? sql`json_extract(w.limits_json, '$.runningJobs')` : sql`(w.limits_json::json ->> 'runningJobs')::bigint`;
   const limit = sql`coalesce(${override}, case w.plan ${planDefault} end)`;
   return sqlite
     ? sql`select t.workspace_id from workspace_totals t join workspaces w on w.id = t.workspace_id
@@ -219,7 +219,7 @@ function claimShareQuery(deps: Deps, owner: string, now: number, workspaceId: st
         select id from jobs
         where id = any(${rows.map((r) => r.id)}::text[]) and status = 'pending'
         order by run_after_ms, id
-        limit (select least(${rows.length}::integer, greatest(0, ${runningJobs}::integer - count(*)))
+        limit (select least(${rows.length}::integer, greatest(0, ${runningJobs}::bigint - count(*)))
           from jobs where workspace_id = ${workspaceId} and status = 'processing')
       ) and status = 'pending'
       returning *
