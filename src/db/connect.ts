@@ -6,7 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -58,6 +58,30 @@ export interface OpenOptions {
   backgroundCheckpoint?: boolean;
 }
 
+/**
+ * SQLite transactions begin with BEGIN IMMEDIATE: they take the file's write lock at once,
+ * waiting for it through busy_timeout. A deferred BEGIN takes it at the first write, and when
+ * another process on the same file (the CLI beside a live server) committed after the
+ * transaction's first read, that upgrade fails at once with SQLITE_BUSY: no wait can make a stale
+ * snapshot current (test/sqlite-transactions.test.ts). Within a process, group commit already runs
+ * one write transaction at a time, so nothing waits longer than before.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
@@ -71,7 +95,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma('mmap_size = 268435456');
     sqlite.pragma('temp_store = memory');
     const statements = withStatementCache(sqlite);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
     registerSqliteStatements(db, statements);
     const checkpointer =
       options.backgroundCheckpoint && path !== ':memory:'
