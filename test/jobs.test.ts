@@ -179,6 +179,39 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.deepEqual(q.items.map((i: any) => i.jobId), ids);
   });
 
+  test('GET /v1/queue: running jobs first (position 0), then waiting jobs numbered in the order claims take them; a retried job waits behind jobs queued before its retry', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const failed = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'))).json().data.jobId;
+    await drain(ctx);
+    assert.equal((await getJob(ctx, t, failed)).status, 'failed');
+    ctx.clock.advance(1000);
+    const b = (await run(ctx, t, 'music.generate', { prompt: 'b' })).json().data.jobId;
+    ctx.clock.advance(1000);
+    const c = (await run(ctx, t, 'music.generate', { prompt: 'c' })).json().data.jobId;
+    ctx.clock.advance(1000);
+    assert.equal((await retry(ctx, t, failed)).statusCode, 202);
+    const queue = async () => (await call(ctx, 'GET', '/v1/queue', { secret: t.secret, workspaceId: t.workspace.id })).json().data;
+    let q = await queue();
+    assert.deepEqual(q.items.map((i: any) => [i.jobId, i.status, i.position]), [[b, 'pending', 1], [c, 'pending', 2], [failed, 'pending', 3]]);
+    assert.ok(q.items[2].createdAt < q.items[0].createdAt, 'createdAt stays the job’s creation time');
+    // Each claim of one job takes the job listed at position 1; running jobs are listed first.
+    const claimed = [];
+    for (let i = 0; i < 3; i++) {
+      const next = q.items.find((item: any) => item.position === 1).jobId;
+      const [job] = await claimJobs(ctx.deps, 'w', 1);
+      assert.equal(job?.id, next, `claim ${i + 1} takes position 1`);
+      claimed.push(job!);
+      q = await queue();
+      assert.deepEqual(q.items.map((item: any) => item.position), [...claimed.map(() => 0), ...Array.from({ length: 2 - i }, (_, k) => k + 1)]);
+      assert.deepEqual(q.items.slice(0, claimed.length).map((item: any) => item.status), claimed.map(() => 'processing'));
+    }
+    assert.deepEqual(claimed.map((j) => j.id), [b, c, failed]);
+    for (const job of claimed) await executeJob(ctx.deps, job, new AbortController().signal);
+    assert.deepEqual((await queue()).items, []);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
   test('running-jobs limit: a free workspace runs one job at a time', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
@@ -237,11 +270,18 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
     const tampered = page.nextCursor.slice(0, -2) + (page.nextCursor.endsWith('AA') ? 'BB' : 'AA');
     assert.equal((await read(tampered)).json().code, 'INVALID_CURSOR');
     assert.equal((await read('x'.repeat(1025))).statusCode, 400);
+    const ttlMs = ctx.config.outputCursorTtlS * 1000;
+    // Each cursor lives OUTPUT_CURSOR_TTL_S from the page that issued it, however long ago the read began.
+    ctx.clock.advance(ttlMs - 1000);
     const second = await read(page.nextCursor);
     assert.equal(second.statusCode, 200);
-    ctx.clock.advance(ctx.config.outputCursorTtlS * 1000 + 1);
-    const expired = await read(page.nextCursor);
-    assert.equal(expired.statusCode, 410);
+    ctx.clock.advance(ttlMs - 1000);
+    const third = await read(second.json().data.nextCursor);
+    assert.equal(third.statusCode, 200, 'a cursor issued late in a long read still lives its full lifetime');
+    assert.equal(third.json().data.offsetBytes, second.json().data.offsetBytes + Buffer.byteLength(second.json().data.fragment));
+    ctx.clock.advance(2000);
+    const expired = await read(second.json().data.nextCursor);
+    assert.equal(expired.statusCode, 410, 'older than the TTL');
     assert.equal(expired.json().code, 'CURSOR_EXPIRED');
     const fresh = (await read()).json().data;
     const replaced = JSON.stringify({ replaced: true, filler: 'y'.repeat(20_000) });

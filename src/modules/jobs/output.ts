@@ -2,14 +2,16 @@
  * Complete job output (spec Rule 6): the whole public result as one JSON document served in
  * fragments of at most 8192 UTF-8 bytes that end on character boundaries. Every page of one
  * paginated read belongs to one byte-identical document: file URLs inside it are signed at the
- * read's fixed signing time, carried in the cursor. Cursors are signed (tampered → 400), live
- * OUTPUT_CURSOR_TTL_S (older → 410) and name the result they belong to (changed → 409).
+ * read's fixed signing time, carried in the cursor. Cursors are signed (tampered → 400), each
+ * lives OUTPUT_CURSOR_TTL_S from the page that issued it (older → 410; a read may take longer
+ * than that, as long as no step between two pages does) and name the result they belong to
+ * (changed → 409).
  */
 import { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
-import { windowIso } from '../../lib/clock.js';
+import { toIso } from '../../lib/clock.js';
 import type { OutputPageFields } from './output-body.js';
 import { arg, prepared } from './prepared.js';
 import { outputDocument } from './output-document.js';
@@ -22,7 +24,7 @@ interface OutputCursor {
   h: string; // hash of the stored result
   o: number; // byte offset of the next fragment
   t: number; // signing time of file URLs (ms)
-  i: number; // when the read started (ms)
+  i: number; // when this cursor was issued (ms): it lives OUTPUT_CURSOR_TTL_S from then
 }
 
 function encodeCursor(deps: Deps, c: OutputCursor): string {
@@ -84,20 +86,19 @@ export async function readOutput(deps: Deps, workspaceId: string, jobId: string,
   const resultHash = (head.output_sha256 ?? 'none').slice(0, 24);
   if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');
   const signingTime = prior?.t ?? now;
-  const issuedAt = prior?.i ?? now;
   const doc = await outputDocument(deps, workspaceId, jobId, resultHash, signingTime);
   const offset = prior?.o ?? 0;
   if (offset > doc.bytes.length) throw new AppError('INVALID_CURSOR');
   const end = characterBoundary(doc.bytes, Math.min(doc.bytes.length, offset + FRAGMENT_BYTES));
-  const next: OutputCursor | null = end < doc.bytes.length ? { j: jobId, h: resultHash, o: end, t: signingTime, i: issuedAt } : null;
+  const next: OutputCursor | null = end < doc.bytes.length ? { j: jobId, h: resultHash, o: end, t: signingTime, i: now } : null;
   return {
     jobId,
     fragment: doc.bytes.subarray(offset, end),
     offsetBytes: offset,
     totalBytes: doc.bytes.length,
     sha256: doc.sha256,
-    // The same instant on every page of a read: formatted once (memoized).
-    snapshotExpiresAt: windowIso(issuedAt + ttlMs),
+    // Until when this page's nextCursor may be used.
+    snapshotExpiresAt: toIso(now + ttlMs),
     nextCursor: next ? encodeCursor(deps, next) : null,
   };
 }

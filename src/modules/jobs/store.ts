@@ -149,12 +149,18 @@ export async function activeCounts(db: Db, workspaceId: string): Promise<{ pendi
 }
 
 /** Pending and processing jobs of a workspace, oldest first. */
+/**
+ * The workspace's running jobs, then its waiting jobs in the order claims take them (queue entry
+ * time, then id: a retried or recovered job re-enters behind the jobs already waiting).
+ */
 export async function activeJobs(db: Db, workspaceId: string, limit: number): Promise<JobRow[]> {
   return db
     .selectFrom('jobs')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('status', 'in', ACTIVE_STATUSES)
+    .orderBy(sql`case when status = 'processing' then 0 else 1 end`)
+    .orderBy('run_after_ms', 'asc')
     .orderBy('id', 'asc')
     .limit(limit)
     .execute();
