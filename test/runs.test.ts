@@ -8,6 +8,7 @@ import { assertLedgerInvariants } from './support/ledger.js';
 import { balance, drain, getJob, run } from './support/jobs.js';
 import { OPERATION_IDS, OPERATION_POINTS } from '../src/operations/ids.js';
 import { findOperation } from '../src/operations/registry.js';
+import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
 const CHAT_MAX = findOperation('chat.generate')!.price(CHAT).maximumMillicents;
@@ -282,3 +283,76 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
   });
 });
+
+/** A 2 s job lease: a synchronous run's timeout is min(20 s, lease − 1 s) = 1 s. */
+describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempotency-Key', (get) => {
+  const SLOW_CHAT = (ms: number) => ({ messages: [{ role: 'user', content: `Hello [sim:delay=${ms}]` }], maxTokens: 100 });
+
+  test('a synchronous run past its timeout fails with PROVIDER_TIMEOUT: answered as failed, hold released, never run again', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const key = randomUUID();
+    const started = Date.now();
+    const res = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
+    assert.ok(Date.now() - started < 10_000, 'answered at the timeout, not after the provider');
+    assert.equal(res.statusCode, 200, res.body);
+    const data = res.json().data;
+    assert.deepEqual({ kind: data.kind, status: data.status, errorCode: data.errorCode, result: data.result }, { kind: 'result', status: 'failed', errorCode: 'PROVIDER_TIMEOUT', result: null });
+    const job = await getJob(ctx, t, data.jobId);
+    assert.equal(job.status, 'failed');
+    assert.equal(job.errorCode, 'PROVIDER_TIMEOUT');
+    assert.equal(job.costMillicents, data.costMillicents);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+    // Past the lease, recovery and the worker leave it alone: it is not processing any more.
+    ctx.clock.advance(ctx.config.jobLeaseMs + 1);
+    await drain(ctx);
+    assert.equal((await getJob(ctx, t, data.jobId)).status, 'failed');
+    const replay = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(replay.json().data, data);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('a synchronous job whose lease expired (its process died) fails with WORKER_LOST instead of running again in a worker', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const pending = run(ctx, t, 'chat.generate', SLOW_CHAT(30_000));
+    let job: { id: string } | undefined;
+    for (let i = 0; i < 100 && !job; i++) {
+      job = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).where('status', '=', 'processing').executeTakeFirst();
+      if (!job) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(job, 'the synchronous job is processing');
+    ctx.clock.advance(ctx.config.jobLeaseMs + 1);
+    await drain(ctx);
+    const after = await getJob(ctx, t, job.id);
+    assert.equal(after.status, 'failed');
+    assert.equal(after.errorCode, 'WORKER_LOST');
+    const res = await pending;
+    assert.equal(res.json().data.status, 'failed', 'the fenced-out request reports what the job became');
+    assert.equal(res.json().data.errorCode, 'WORKER_LOST');
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test(`an Idempotency-Key left in flight by a dead process is 409 IDEMPOTENCY_IN_PROGRESS for ${IN_FLIGHT_TTL_MS / 60_000} minutes, then free again; a completed key is kept 24 h`, async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const key = randomUUID();
+    const hash = requestHash('POST /v1/runs', { operationId: 'chat.generate', input: CHAT });
+    // What a process that died between claiming the key and answering leaves behind.
+    assert.deepEqual(await claim(ctx.deps, { keyId: t.key.id, workspaceId: t.workspace.id, idemKey: key }, hash), { kind: 'new' });
+    const busy = await run(ctx, t, 'chat.generate', CHAT, key);
+    assert.equal(busy.statusCode, 409);
+    assert.equal(busy.json().code, 'IDEMPOTENCY_IN_PROGRESS');
+    ctx.clock.advance(IN_FLIGHT_TTL_MS + 1);
+    const fresh = await run(ctx, t, 'chat.generate', CHAT, key);
+    assert.equal(fresh.statusCode, 200, fresh.body);
+    assert.equal(fresh.headers['idempotent-replayed'], undefined);
+    ctx.clock.advance(IDEMPOTENCY_TTL_MS - 60_000);
+    const replay = await run(ctx, t, 'chat.generate', CHAT, key);
+    assert.equal(replay.headers['idempotent-replayed'], 'true', 'kept 24 h from the request');
+    assert.deepEqual(replay.json().data, fresh.json().data);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+}, { env: { JOB_LEASE_MS: '2000' } });

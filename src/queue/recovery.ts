@@ -2,10 +2,12 @@
  * Recovery of jobs whose worker died or stalled: a processing job whose lease expired goes back
  * to pending with a new lease token (the old worker is fenced out) and resumes from its last
  * checkpoint; after MAX_RECOVERIES it fails with WORKER_LOST, charging only committed steps.
+ * A synchronous run (its caller gone with the process) fails with WORKER_LOST at once.
  */
 import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { changeJob, finishJob, readCheckpoint } from '../modules/jobs/lifecycle.js';
+import { findOperation } from '../operations/registry.js';
 
 export const MAX_RECOVERIES = 3;
 
@@ -21,7 +23,10 @@ export async function recoverExpiredLeases(deps: Deps, limit = 50): Promise<numb
     .execute();
   let recovered = 0;
   for (const job of expired) {
-    if (Number(job.recoveries) >= MAX_RECOVERIES) {
+    // A synchronous run's caller waited for it in the process that held the lease: with that
+    // process gone nobody would receive a result, so the job fails instead of running again.
+    const synchronous = findOperation(job.operation_id)?.asynchronous === false;
+    if (synchronous || Number(job.recoveries) >= MAX_RECOVERIES) {
       const row = await finishJob(deps, job.id, {
         workspaceId: job.workspace_id,
         status: 'failed',

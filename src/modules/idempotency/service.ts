@@ -2,10 +2,11 @@
  * Idempotency of POST /v1/runs and POST /v1/jobs/{id}/retry (decisions.md section 1). Scope:
  * (API key, workspace, Idempotency-Key); kept 24 h. The first request claims the key (`in_flight`);
  * its successful response is stored in the same transaction as its side effects, so a replay
- * returns exactly what the first request answered. A request that fails before any side effect
+ * returns exactly what the first request answered. A claim left in flight by a process that died
+ * is given up after IN_FLIGHT_TTL_MS. A request that fails before any side effect
  * releases the claim, so the client may retry after fixing the cause (e.g. adding credits).
  */
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
@@ -14,6 +15,15 @@ import { inWrite } from '../../queue/group-commit.js';
 import { arg, prepared } from '../jobs/prepared.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+/**
+ * How long a claim may stay in flight. A synchronous run answers within its timeout (20 s at
+ * most) and a retry's claim lasts one admission, so a claim older than this was abandoned by a
+ * process that died mid-request: the key is then free again (like an expired one) instead of
+ * answering 409 IDEMPOTENCY_IN_PROGRESS for a day. Completing a claim extends it to 24 h from
+ * the request.
+ */
+export const IN_FLIGHT_TTL_MS = 10 * 60_000;
 
 export interface IdempotencyScope {
   keyId: string;
@@ -77,7 +87,7 @@ const claimQuery = prepared((db) =>
 const completeQuery = prepared((db) =>
   db
     .updateTable('idempotency_keys')
-    .set({ state: 'done', status_code: arg(0), response_json: arg(1) })
+    .set({ state: 'done', status_code: arg(0), response_json: arg(1), expires_at_ms: sql<number>`created_at_ms + ${sql.lit(IDEMPOTENCY_TTL_MS)}` })
     .where('key_id', '=', arg(2))
     .where('workspace_id', '=', arg(3))
     .where('idem_key', '=', arg(4))
@@ -90,7 +100,7 @@ const completeQuery = prepared((db) =>
  */
 export async function claimIn(trx: Kysely<Database>, scope: IdempotencyScope, hash: string, now: number): Promise<Claim> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const [inserted] = (await claimQuery(trx, scope.keyId, scope.workspaceId, scope.idemKey, hash, now, now + IDEMPOTENCY_TTL_MS)).rows;
+    const [inserted] = (await claimQuery(trx, scope.keyId, scope.workspaceId, scope.idemKey, hash, now, now + IN_FLIGHT_TTL_MS)).rows;
     if (inserted) return { kind: 'new' };
     const row = await where(scope)(trx.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue;

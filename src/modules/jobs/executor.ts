@@ -126,8 +126,12 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     });
     return row ? { status: 'completed', row } : { status: 'lost' };
   } catch (err) {
-    if (err instanceof LeaseLostError || signal.aborted) return { status: 'lost' };
-    const failure = err instanceof ProviderError ? err : undefined;
+    if (err instanceof LeaseLostError) return { status: 'lost' };
+    // Aborted by the caller (shutdown, lost heartbeat): the lease expires and the job is
+    // recovered. Past its deadline (a synchronous run's timeout) it fails here instead: its
+    // caller is answered now, and nobody would receive a result produced later.
+    if (signal.aborted && !isDeadline(signal.reason)) return { status: 'lost' };
+    const failure = signal.aborted ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.') : err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
     const row = await finish({
       status: 'failed',
@@ -137,4 +141,9 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     });
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
+}
+
+/** True for the reason of an AbortSignal.timeout() that fired. */
+function isDeadline(reason: unknown): boolean {
+  return reason instanceof DOMException && reason.name === 'TimeoutError';
 }
