@@ -66,7 +66,7 @@ function inputsSuite(backend: BackendName) {
         );
         assert.deepEqual(
           errors.map((e) => e.pointer),
-          ['/referenceMediaIds/1', '/referenceMediaIds/2', '/referenceMediaIds/3'],
+          ['/input/referenceMediaIds/1', '/input/referenceMediaIds/2', '/input/referenceMediaIds/3'],
         );
         assert.match(errors[0]!.message, /no media item/i);
         assert.equal(errors[1]!.message, errors[0]!.message, 'another workspace\'s id reads exactly like an unknown one');
@@ -78,7 +78,7 @@ function inputsSuite(backend: BackendName) {
         const t = await seedTenant(ctx.deps);
         const image = await uploadedId(ctx, t, await png(), 'image/png');
         const errors = await invalidInput(checkMediaInputs(ctx.deps, t.workspace.id, [ONE_VIDEO], { mediaId: image }));
-        assert.deepEqual(errors.map((e) => e.pointer), ['/mediaId']);
+        assert.deepEqual(errors.map((e) => e.pointer), ['/input/mediaId']);
         assert.match(errors[0]!.message, /expected video/i);
       });
 
@@ -92,10 +92,10 @@ function inputsSuite(backend: BackendName) {
         await checkMediaInputs(ctx.deps, t.workspace.id, fields('background.remove'), { mediaId: image });
         await checkMediaInputs(ctx.deps, t.workspace.id, fields('three-d.rig'), { mediaId: model });
         await checkMediaInputs(ctx.deps, t.workspace.id, fields('voice.clone'), { referenceMediaIds: [audio], name: 'v' });
-        assert.deepEqual((await invalidInput(checkMediaInputs(ctx.deps, t.workspace.id, fields('three-d.rig'), { mediaId: image }))).map((e) => e.pointer), ['/mediaId']);
+        assert.deepEqual((await invalidInput(checkMediaInputs(ctx.deps, t.workspace.id, fields('three-d.rig'), { mediaId: image }))).map((e) => e.pointer), ['/input/mediaId']);
         assert.deepEqual(
           (await invalidInput(checkMediaInputs(ctx.deps, t.workspace.id, fields('voice.clone'), { referenceMediaIds: [audio, image], name: 'v' }))).map((e) => e.pointer),
-          ['/referenceMediaIds/1'],
+          ['/input/referenceMediaIds/1'],
         );
       });
 

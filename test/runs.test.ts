@@ -75,6 +75,10 @@ describeEachDatabase('tools and estimates', (get) => {
     assert.ok(pointers.length > 0 && pointers.every((p: string) => p.startsWith('/input')), JSON.stringify(pointers));
     const path = await post({ operationId: 'background.remove', input: { mediaId: '/etc/passwd' } });
     assert.equal(path.json().code, 'INVALID_INPUT');
+    // A well-formed id of no media item: the reference check points into the body as schema errors do.
+    const missing = await post({ operationId: 'voice.clone', input: { name: 'v', referenceMediaIds: [randomUUID()] } });
+    assert.equal(missing.json().code, 'INVALID_INPUT');
+    assert.deepEqual(missing.json().details.errors.map((e: any) => e.pointer), ['/input/referenceMediaIds/0']);
   });
 
   test('a key may only run the operations chosen at its creation (403 FORBIDDEN_OPERATION)', async () => {

@@ -6,6 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Deps } from '../src/deps.js';
 import { newId } from '../src/lib/ids.js';
@@ -285,6 +286,71 @@ describeEachDatabase('usage points', (get) => {
     assertStatus(replay, 200);
     assert.equal(rateHeaders(replay).remaining, 3_600 - 11, 'an idempotent replay costs 1 point');
     assert.equal((await used(ctx, t)).minute, 11);
+  });
+
+  test('runs and retries refused before admission cost 1 point each (invalid input, unknown or forbidden operation, missing or conflicting Idempotency-Key, job not retryable); 402 costs the operation', async () => {
+    const ctx = get();
+    ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
+    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 10 });
+    const post = (url: string, body: unknown, key: string | null = randomUUID()) =>
+      call(ctx, 'POST', url, { secret: t.secret, workspaceId: t.workspace.id, body, headers: key === null ? {} : { 'idempotency-key': key } });
+    const CHAT = { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 50 };
+    const refusals: [string, unknown, string | null | undefined, string][] = [
+      ['/v1/runs', { operationId: 'chat.generate', input: { messages: 'nope' } }, undefined, 'INVALID_INPUT'],
+      ['/v1/runs', { operationId: 'no.such', input: {} }, undefined, 'UNKNOWN_OPERATION'],
+      ['/v1/runs', { operationId: 'chat.generate', input: CHAT }, null, 'IDEMPOTENCY_KEY_REQUIRED'],
+      ['/v1/runs', { operationId: 'background.remove', input: { mediaId: randomUUID() } }, undefined, 'INVALID_INPUT'],
+      [`/v1/jobs/${randomUUID()}/retry`, undefined, undefined, 'NOT_FOUND'],
+    ];
+    let expected = 0;
+    for (const [url, body, key, code] of refusals) {
+      const res = await post(url, body, key);
+      assert.equal(res.json().code, code, res.body);
+      expected += 1;
+      assert.equal((await used(ctx, t)).minute, expected, `${code} costs 1 point`);
+      assert.equal(rateHeaders(res).remaining, 3_600 - expected, `${code}: RateLimit-Remaining includes it`);
+    }
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const forbidden = await call(ctx, 'POST', '/v1/runs', { secret: narrow.secret, workspaceId: t.workspace.id, body: { operationId: 'music.generate', input: { prompt: 'x', durationSeconds: 10 } }, headers: { 'idempotency-key': randomUUID() } });
+    assert.equal(forbidden.json().code, 'FORBIDDEN_OPERATION');
+    expected += 1;
+    assert.equal((await used(ctx, t)).minute, expected, 'FORBIDDEN_OPERATION costs 1 point');
+    const poor = await post('/v1/runs', { operationId: 'chat.generate', input: CHAT }, 'same-key');
+    assert.equal(poor.json().code, 'INSUFFICIENT_CREDITS');
+    expected += 10;
+    assert.equal((await used(ctx, t)).minute, expected, 'a 402 at admission costs the operation’s 10 points');
+    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000_000 });
+    const done = await post('/v1/runs', { operationId: 'chat.generate', input: CHAT }, 'same-key');
+    assert.equal(done.statusCode, 200, done.body);
+    expected += 10;
+    const conflict = await post('/v1/runs', { operationId: 'chat.generate', input: { ...CHAT, maxTokens: 51 } }, 'same-key');
+    assert.equal(conflict.json().code, 'IDEMPOTENCY_CONFLICT');
+    expected += 1;
+    const notRetryable = await post(`/v1/jobs/${done.json().data.jobId}/retry`, undefined);
+    assert.equal(notRetryable.json().code, 'JOB_NOT_RETRYABLE');
+    expected += 1;
+    assert.equal((await used(ctx, t)).minute, expected, 'a conflict and a refused retry cost 1 point each');
+  });
+
+  test('runs and retries on a window with no point left are 429 before their input is checked', async () => {
+    const ctx = get();
+    ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 100_000 });
+    await settings(ctx, t.workspace.id, { limits: { pointsPerMinute: 3 } });
+    for (let i = 0; i < 3; i++) assertStatus(await getAs(ctx, t.secret, t.workspace.id, '/v1/usage'), 200);
+    const bad = { operationId: 'chat.generate', input: { messages: 'nope' } };
+    for (const url of ['/v1/runs', `/v1/jobs/${randomUUID()}/retry`]) {
+      const res = await call(ctx, 'POST', url, { secret: t.secret, workspaceId: t.workspace.id, body: url === '/v1/runs' ? bad : undefined, headers: { 'idempotency-key': randomUUID() } });
+      assertStatus(res, 429, 'RATE_LIMITED');
+      assert.equal(res.json().details.limit, 'POINTS_MINUTE');
+      assert.equal(res.json().details.resetsAt, '2026-12-01T04:01:00.000Z');
+      assert.equal(res.headers['retry-after'], '50');
+      assert.equal(rateHeaders(res).remaining, 0);
+    }
+    assert.equal((await used(ctx, t)).minute, 3, 'refusals consume nothing');
+    ctx.clock.set(at('2026-12-01T04:01:00.000Z'));
+    const next = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: bad, headers: { 'idempotency-key': randomUUID() } });
+    assertStatus(next, 400, 'INVALID_INPUT');
   });
 });
 

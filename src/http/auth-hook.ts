@@ -105,8 +105,21 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
         return deps.usage.charge(workspace.id, points, limits).then((result) => afterCharge(reply, result));
       }
       const peeked = deps.usage.peekNow(workspace.id, limits);
-      if (peeked) return void setRateLimitHeaders(reply, deps.clock.now(), peeked.minute);
-      return deps.usage.peek(workspace.id, limits).then((view) => void setRateLimitHeaders(reply, deps.clock.now(), view.minute));
+      if (peeked) return afterPeek(reply, peeked);
+      return deps.usage.peek(workspace.id, limits).then((view) => afterPeek(reply, view));
+    }
+
+    /**
+     * A route whose service charges the points (the weight depends on the operation) is refused
+     * here when a window has no point left at all: every such request costs at least one point,
+     * so it could not be served, and its checks (input, media, Idempotency-Key) are not run.
+     */
+    function afterPeek(reply: FastifyReply, view: { minute: WindowView; month: WindowView }): AppError | undefined {
+      const now = deps.clock.now();
+      setRateLimitHeaders(reply, now, view.minute);
+      if (view.minute.used >= view.minute.limit) return rateLimitRefusal(now, 'POINTS_MINUTE', view.minute.resetsAt);
+      if (view.month.used >= view.month.limit) return rateLimitRefusal(now, 'POINTS_MONTH', view.month.resetsAt);
+      return undefined;
     }
 
     function afterCharge(reply: FastifyReply, result: ChargeResult): AppError | undefined {

@@ -7,7 +7,7 @@ import { findOperation, operationPoints } from '../../operations/registry.js';
 import type { AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { reserve } from '../reservations/service.js';
-import { checkQueueCapacity, lockAdmission } from '../runs/service.js';
+import { chargeRefusal, checkQueueCapacity, lockAdmission } from '../runs/service.js';
 import { chargePoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
 import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
@@ -76,6 +76,14 @@ export async function cancelJob(deps: Deps, workspaceId: string, jobId: string):
  * a run, for the steps still to do (checkpointed steps are kept and not charged again).
  */
 export async function retryJob(deps: Deps, auth: AuthContext, jobId: string, idempotencyKeyHeader: string | string[] | undefined) {
+  try {
+    return await retryJobOnce(deps, auth, jobId, idempotencyKeyHeader);
+  } catch (err) {
+    throw await chargeRefusal(deps, auth, err);
+  }
+}
+
+async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempotencyKeyHeader: string | string[] | undefined) {
   const idemKey = idempotency.validateIdempotencyKey(idempotencyKeyHeader);
   const row = await requireJob(deps, auth.workspace.id, jobId);
   const op = findOperation(row.operation_id);

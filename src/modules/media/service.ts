@@ -176,7 +176,7 @@ export async function findMediaItems(deps: Deps, workspaceId: string, ids: strin
 /**
  * Checks the media references of an operation input: every id names a media item of the
  * workspace with an accepted kind. Otherwise 400 INVALID_INPUT listing each bad reference by JSON
- * pointer (`/referenceMediaIds/1`, `/mediaId`).
+ * pointer into the request body, as schema errors are (`/input/referenceMediaIds/1`, `/input/mediaId`).
  */
 export async function checkMediaInputs(deps: Deps, workspaceId: string, fields: MediaField[], input: Record<string, unknown>): Promise<void> {
   const refs: { pointer: string; id: unknown; kinds: MediaKind[] }[] = [];
@@ -185,12 +185,12 @@ export async function checkMediaInputs(deps: Deps, workspaceId: string, fields: 
     if (value === undefined) continue;
     if (field.multiple) {
       if (!Array.isArray(value)) {
-        refs.push({ pointer: `/${field.field}`, id: value, kinds: field.kinds });
+        refs.push({ pointer: `/input/${field.field}`, id: value, kinds: field.kinds });
         continue;
       }
-      value.forEach((id, i) => refs.push({ pointer: `/${field.field}/${i}`, id, kinds: field.kinds }));
+      value.forEach((id, i) => refs.push({ pointer: `/input/${field.field}/${i}`, id, kinds: field.kinds }));
     } else {
-      refs.push({ pointer: `/${field.field}`, id: value, kinds: field.kinds });
+      refs.push({ pointer: `/input/${field.field}`, id: value, kinds: field.kinds });
     }
   }
   if (refs.length === 0) return;

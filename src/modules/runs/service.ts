@@ -77,7 +77,37 @@ export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: numbe
   refuseWhenQueueFull(auth, await jobs.countPending(trx, auth.workspace.id), now);
 }
 
+/**
+ * Refusals that come before a run's or retry's points are charged (the operation's weight is
+ * charged at admission). Such a request still costs 1 point, as a replay does, so requests that
+ * are refused cannot be sent without limit; 402 and 429 refusals at admission come after the
+ * charge and cost the operation's points.
+ */
+const REFUSED_BEFORE_CHARGE = new Set<string>([
+  'IDEMPOTENCY_KEY_REQUIRED', 'UNKNOWN_OPERATION', 'FORBIDDEN_OPERATION', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA', 'NOT_FOUND',
+  'IDEMPOTENCY_CONFLICT', 'IDEMPOTENCY_IN_PROGRESS', 'PERSONAL_PROVIDER_KEY', 'JOB_NOT_RETRYABLE',
+]);
+
+/** What to answer for `err`: charges the refusal point first (its own 429 when no point is left). */
+export async function chargeRefusal(deps: Deps, auth: AuthContext, err: unknown): Promise<unknown> {
+  if (!(err instanceof AppError) || !REFUSED_BEFORE_CHARGE.has(err.code)) return err;
+  try {
+    await chargePoints(deps, auth.workspace, 1);
+  } catch (limited) {
+    return limited;
+  }
+  return err;
+}
+
 export async function startRun(deps: Deps, auth: AuthContext, req: RunRequest): Promise<RunResponse> {
+  try {
+    return await startRunOnce(deps, auth, req);
+  } catch (err) {
+    throw await chargeRefusal(deps, auth, err);
+  }
+}
+
+async function startRunOnce(deps: Deps, auth: AuthContext, req: RunRequest): Promise<RunResponse> {
   const idemKey = idempotency.validateIdempotencyKey(req.idempotencyKey);
   const { op, input } = await checkOperationRequest(deps, auth.key, auth.workspace.id, req.operationId, req.input);
   const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
