@@ -12,6 +12,10 @@ let server: Server;
 let base = '';
 before(async () => {
   server = createServer((req, res) => {
+    if (req.url === '/to-metadata') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      return;
+    }
     if (req.url === '/page') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(`<html><head><title>Fallback</title><meta property="og:title" content="Héllo page">
@@ -54,6 +58,24 @@ describeEachDatabase(
       assert.equal(res.json().data.status, 'failed');
       assert.equal(res.json().data.errorCode, 'LINK_HTTP_ERROR');
       assert.equal(res.json().data.result, null);
+      assert.equal(res.json().data.costMillicents, 50, 'the page answered: the fetch is charged');
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    });
+
+    test('consumed work only: a redirect to a blocked address is charged (the first page answered); a server never reached is not', async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps, { credits: 10_000 });
+      const redirected = (await run(ctx, t, 'link.preview', { url: `${base}/to-metadata` })).json().data;
+      assert.deepEqual([redirected.status, redirected.errorCode, redirected.costMillicents], ['failed', 'LINK_BLOCKED', 50]);
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const refused = (await run(ctx, t, 'link.preview', { url: `http://127.0.0.1:${port}/` })).json().data;
+      assert.deepEqual([refused.status, refused.errorCode, refused.costMillicents], ['failed', 'LINK_UNREACHABLE', 0]);
+      const balance = (await call(ctx, 'GET', '/v1/balance', { secret: t.secret, workspaceId: t.workspace.id })).json().data;
+      assert.equal(balance.totalMillicents, 10_000 - 50);
+      assert.equal(balance.reservedMillicents, 0);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
   },
@@ -69,7 +91,10 @@ describeEachDatabase('link.preview run (default egress policy)', (get) => {
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().data.status, 'failed', url);
       assert.equal(res.json().data.errorCode, 'LINK_BLOCKED', url);
+      assert.equal(res.json().data.costMillicents, 0, `${url}: nothing was fetched, nothing is charged`);
     }
+    assert.equal((await call(ctx, 'GET', '/v1/balance', { secret: t.secret, workspaceId: t.workspace.id })).json().data.totalMillicents, 10_000);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
   test('non-http(s) URLs are invalid input', async () => {

@@ -205,7 +205,7 @@ export function createEgress(options: EgressOptions): Egress {
     return agent;
   }
 
-  async function run(startUrl: string, init: EgressRequest, signal: RequestAbort): Promise<EgressResponse> {
+  async function run(startUrl: string, init: EgressRequest, signal: RequestAbort, progress: { responses: number }): Promise<EgressResponse> {
     const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
     const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
     const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS));
@@ -216,6 +216,7 @@ export function createEgress(options: EgressOptions): Egress {
 
     for (let redirects = 0; ; redirects++) {
       const res = await undiciRequest(url, { dispatcher, method, headers, body, signal });
+      progress.responses++;
       // Whatever happens to the body later (our own destroy, an abort), it must never become an
       // unhandled 'error' event; failures are reported through the awaited promises instead.
       res.body.on('error', () => undefined);
@@ -289,12 +290,15 @@ export function createEgress(options: EgressOptions): Egress {
       }, timeoutMs);
       callerSignal?.addEventListener('abort', abort, { once: true });
 
+      const progress = { responses: 0 };
       try {
-        return await run(url, init, abort);
+        return await run(url, init, abort, progress);
       } catch (err) {
-        if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`);
+        const responded = progress.responses > 0;
+        if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`, responded);
         if (callerSignal?.aborted) throw callerSignal.reason;
-        throw toEgressError(err);
+        const egressError = toEgressError(err);
+        throw egressError.responded === responded ? egressError : new EgressError(egressError.code, egressError.message, responded);
       } finally {
         clearTimeout(timer);
         callerSignal?.removeEventListener('abort', abort);

@@ -44,6 +44,12 @@ export class EgressError extends Error {
   constructor(
     readonly code: EgressErrorCode,
     message: string,
+    /**
+     * Whether a destination answered before the failure (a redirect followed, or the response
+     * being read): the request then reached the network and cost its work. False for a URL or
+     * address refused before any connection, and for failures to resolve or connect.
+     */
+    readonly responded = false,
   ) {
     super(message);
     this.name = 'EgressError';

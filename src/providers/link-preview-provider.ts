@@ -12,8 +12,10 @@ export function linkPreviewProvider(egress: Egress): Provider {
         const { metadata } = await fetchLinkPreview(egress, String(job.input.url), { signal: job.signal });
         return { data: { metadata }, files: [], costMillicents: cost };
       } catch (err) {
-        // The fetch was made: the work is consumed even when the page is unusable.
-        if (err instanceof LinkPreviewError) throw new ProviderError(err.code, err.message, cost);
+        // A page that answered consumed the work even when it is unusable (an HTTP error, a
+        // redirect to a blocked address, a body too large); a URL refused before any connection,
+        // or a server never reached, consumed nothing.
+        if (err instanceof LinkPreviewError) throw new ProviderError(err.code, err.message, err.fetched ? cost : 0);
         throw err;
       }
     },

@@ -25,6 +25,8 @@ export class LinkPreviewError extends Error {
     readonly code: LinkPreviewErrorCode | (string & {}),
     message: string,
     options?: { cause?: unknown },
+    /** Whether a page answered (the fetch reached a server) before the failure. */
+    readonly fetched = true,
   ) {
     super(message, options);
     this.name = 'LinkPreviewError';
@@ -78,7 +80,7 @@ export async function fetchLinkPreview(
     });
   } catch (err) {
     if (err instanceof EgressError) {
-      throw new LinkPreviewError(EGRESS_TO_LINK[err.code] ?? 'LINK_UNREACHABLE', err.message, { cause: err });
+      throw new LinkPreviewError(EGRESS_TO_LINK[err.code] ?? 'LINK_UNREACHABLE', err.message, { cause: err }, err.responded);
     }
     throw err;
   }
