@@ -48,12 +48,15 @@ describeEachDatabase('job lifecycle', (get) => {
     const again = await retry(ctx, t, jobId);
     assert.equal(again.statusCode, 202, again.body);
     assert.equal(again.json().code, 'PUBLIC_JOBS_RETRY');
-    assert.deepEqual(again.json().data, { kind: 'job', jobId, status: 'pending', maximumCostMillicents: full / 2 });
-    assert.equal((await getJob(ctx, t, jobId)).status, 'pending');
+    assert.deepEqual(again.json().data, { kind: 'job', jobId, status: 'pending', maximumCostMillicents: full / 2 }, 'the retry reserves the steps still to do');
+    job = await getJob(ctx, t, jobId);
+    assert.equal(job.status, 'pending');
+    assert.equal(job.maximumCostMillicents, full, 'the job’s bound: earlier attempts’ cost plus the new reservation');
     await drain(ctx);
     job = await getJob(ctx, t, jobId);
     assert.equal(job.status, 'completed');
     assert.equal(job.costMillicents, full, 'cumulative cost equals the full price, nothing charged twice');
+    assert.ok(job.costMillicents <= job.maximumCostMillicents, 'cost never exceeds the bound the snapshot shows');
     const usage = (await call(ctx, 'GET', '/v1/transactions', { secret: t.secret, workspaceId: t.workspace.id })).json().data.items.filter((i: any) => i.type === 'usage');
     assert.equal(usage.reduce((s: number, i: any) => s - i.amountMillicents, 0), job.costMillicents, 'usage transactions sum to the job cost');
     const output = JSON.parse((await readCompleteOutput(ctx, t, jobId)).bytes.toString('utf8'));

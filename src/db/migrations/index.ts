@@ -8,6 +8,7 @@ import * as creditExpiry from './0005-credit-expiry.js';
 import * as workspaceTotals from './0006-workspace-totals.js';
 import * as eventRetention from './0007-event-retention.js';
 import * as allocationHotUpdates from './0008-allocation-hot-updates.js';
+import * as retryCostBound from './0009-retry-cost-bound.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006-workspace-totals': workspaceTotals,
   '0007-event-retention': eventRetention,
   '0008-allocation-hot-updates': allocationHotUpdates,
+  '0009-retry-cost-bound': retryCostBound,
 };

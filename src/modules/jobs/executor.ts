@@ -82,7 +82,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       stepsTotal: Number(job.steps_total),
       stepsDone: cp.stepsDone,
       state: cp.state,
-      maximumMillicents: Number(job.max_cost_mc),
+      // This attempt's share of the job's bound (cost_mc holds only earlier attempts until it settles).
+      maximumMillicents: Math.max(0, Number(job.max_cost_mc) - Number(job.cost_mc)),
       signal,
       progress: async (percentage) => {
         // Completion itself records 100 %, in the transaction that settles the job.

@@ -112,7 +112,9 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
         status: 'pending',
         attempt: Number(row.attempt) + 1,
         error_code: null,
-        max_cost_mc: maximum,
+        // The job's bound: what its earlier attempts cost plus this attempt's reservation, so
+        // its cumulative costMillicents never exceeds maximumCostMillicents.
+        max_cost_mc: Number(row.cost_mc) + maximum,
         completed_at_ms: null,
         run_after_ms: now,
         recoveries: 0,
