@@ -231,14 +231,36 @@ function documentRoute(schema: Record<string, unknown> | undefined, url: string,
     operationId: meta.code,
     description: [schema.description, `Scope: \`${meta.scope ?? 'none'}\`. Costs ${points}. Success code: \`${meta.code}\`.`].filter(Boolean).join('\n\n'),
     security: [{ bearerAuth: [] }],
+    ...(schema.headers ? { headers: requireIdempotencyKey(schema.headers) } : {}),
     response: {
       400: error('INVALID_REQUEST: malformed header, query or body.'),
       401: error('UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string.'),
       403: error('FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED).'),
+      404: error('NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed).'),
+      409: error('A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint.'),
       429: error('RATE_LIMITED (usage points; see Retry-After and details.limit).'),
+      ...Object.fromEntries(Object.entries(meta.errors ?? {}).map(([status, text]) => [status, error(text)])),
       ...responses,
     },
   };
+}
+
+/**
+ * The headers schema as documented: `Idempotency-Key` is required wherever it appears. Routes
+ * declare it optional so that its absence reaches the service, which answers the specific 400
+ * IDEMPOTENCY_KEY_REQUIRED (with its usage point) instead of a generic INVALID_REQUEST.
+ */
+function requireIdempotencyKey(headers: unknown): unknown {
+  if (Array.isArray(headers)) return headers.map(requireIdempotencyKey);
+  if (!headers || typeof headers !== 'object') return headers;
+  const copy: Record<string, unknown> = { ...(headers as Record<string, unknown>) };
+  if (Array.isArray(copy.allOf)) copy.allOf = copy.allOf.map(requireIdempotencyKey);
+  const properties = copy.properties as Record<string, unknown> | undefined;
+  if (properties && 'idempotency-key' in properties) {
+    const required = Array.isArray(copy.required) ? (copy.required as string[]) : [];
+    if (!required.includes('idempotency-key')) copy.required = [...required, 'idempotency-key'];
+  }
+  return copy;
 }
 
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {

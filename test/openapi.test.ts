@@ -43,12 +43,29 @@ describeEachDatabase('OpenAPI document and docs page', (get) => {
       assert.ok(op.description.includes(`\`${route.meta!.scope}\``), `${route.url} names its scope`);
       assert.match(op.description, /Costs (\d+ usage points?|usage points that depend)/, `${route.url} names its usage points`);
       assert.ok(op.responses['200'] || op.responses['202'], `${route.url} documents its success`);
-      for (const status of ['401', '403', '429']) assert.ok(op.responses[status], `${route.url} documents ${status}`);
+      // Spec Errors 1: statuses documented for every endpoint.
+      for (const status of ['400', '401', '403', '404', '409', '429']) assert.ok(op.responses[status]?.description, `${route.url} documents ${status}`);
       assert.ok(
         op.parameters.some((p: { in: string; name: string; required: boolean }) => p.in === 'header' && p.name === 'x-service-workspace' && p.required),
         `${route.url} documents the X-Service-Workspace header`,
       );
     }
+  });
+
+  test('/openapi.json: runs and retries document 402 and a required Idempotency-Key; output documents 410 and 503', async () => {
+    const doc = await fetchDocument();
+    for (const [path, method] of [['/v1/runs', 'post'], ['/v1/jobs/{jobId}/retry', 'post']] as const) {
+      const op = doc.paths[path][method];
+      assert.match(op.responses['402'].description, /INSUFFICIENT_CREDITS/, path);
+      assert.match(op.responses['429'].description, /BUDGET_EXCEEDED/, path);
+      const header = op.parameters.find((p: { in: string; name: string }) => p.in === 'header' && p.name === 'idempotency-key');
+      assert.equal(header?.required, true, `${path}: Idempotency-Key is required`);
+    }
+    const output = doc.paths['/v1/jobs/{jobId}/output'].get;
+    assert.match(output.responses['410'].description, /CURSOR_EXPIRED/);
+    assert.match(output.responses['409'].description, /OUTPUT_CHANGED/);
+    assert.ok(output.responses['503']);
+    assert.match(doc.paths['/v1/jobs/{jobId}/cancel'].post.responses['409'].description, /JOB_NOT_CANCELLABLE/);
   });
 
   test('/openapi.json hides admin, system and docs routes', async () => {

@@ -18,6 +18,11 @@ export interface RouteMeta {
    * itself (runs and retries: the weight depends on the operation and on idempotent replay).
    */
   points?: number | 'service';
+  /**
+   * Error statuses this route answers beyond those every key route documents (400, 401, 403,
+   * 404, 409, 429), for /openapi.json: status → the codes and when.
+   */
+  errors?: Record<number, string>;
 }
 
 declare module 'fastify' {

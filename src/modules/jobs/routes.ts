@@ -101,7 +101,20 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
         querystring: Type.Object({ cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) }, { additionalProperties: false }),
         response: { 200: envelopeSchema(OutputSchema) },
       },
-      config: { meta: { code: 'PUBLIC_JOBS_OUTPUT', message: 'Output fragment read.', auth: 'key', scope: 'jobs:read', points: 2 } },
+      config: {
+        meta: {
+          code: 'PUBLIC_JOBS_OUTPUT',
+          message: 'Output fragment read.',
+          auth: 'key',
+          scope: 'jobs:read',
+          points: 2,
+          errors: {
+            409: 'OUTPUT_CHANGED: the result changed since the cursor was issued; restart without a cursor.',
+            410: 'CURSOR_EXPIRED: the cursor is older than its lifetime (thirty minutes); restart without a cursor.',
+            503: 'UNAVAILABLE: try again after Retry-After.',
+          },
+        },
+      },
     },
     async (request, reply) => {
       const page = await readOutput(deps, requireAuth(request).workspace.id, request.params.jobId, request.query.cursor);
@@ -114,7 +127,16 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
     '/v1/jobs/:jobId/cancel',
     {
       schema: { tags: ['jobs'], summary: 'Cancel a pending or processing job', headers: WorkspaceHeaders, params: JobParams, response: { 200: envelopeSchema(JobSnapshotSchema) } },
-      config: { meta: { code: 'PUBLIC_JOBS_CANCEL', message: 'Job cancelled.', auth: 'key', scope: 'jobs:write', points: 2 } },
+      config: {
+        meta: {
+          code: 'PUBLIC_JOBS_CANCEL',
+          message: 'Job cancelled.',
+          auth: 'key',
+          scope: 'jobs:write',
+          points: 2,
+          errors: { 409: 'JOB_NOT_CANCELLABLE: the job already completed or failed.' },
+        },
+      },
     },
     async (request) => ok(request, await cancelJob(deps, requireAuth(request).workspace.id, request.params.jobId)),
   );
@@ -129,7 +151,20 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
         params: JobParams,
         response: { 202: envelopeSchema(QueuedJobSchema) },
       },
-      config: { meta: { code: 'PUBLIC_JOBS_RETRY', message: 'Job queued again.', auth: 'key', scope: 'jobs:write', points: 'service' } },
+      config: {
+        meta: {
+          code: 'PUBLIC_JOBS_RETRY',
+          message: 'Job queued again.',
+          auth: 'key',
+          scope: 'jobs:write',
+          points: 'service',
+          errors: {
+            402: 'INSUFFICIENT_CREDITS: spendable credits are below the maximum cost of the steps still to do.',
+            409: 'JOB_NOT_RETRYABLE (only failed queued jobs), PERSONAL_PROVIDER_KEY (a job funded by the workspace’s own provider key), IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS.',
+            429: 'RATE_LIMITED (usage points), BUDGET_EXCEEDED (a key or workspace budget), QUEUE_FULL (waiting jobs); details.limit names the limit, Retry-After says when to retry.',
+          },
+        },
+      },
     },
     async (request, reply) => {
       const result = await retryJob(deps, requireAuth(request), request.params.jobId, request.headers['idempotency-key']);

@@ -40,7 +40,18 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
         body: OperationRequestBody,
         response: { 200: envelopeSchema(RunResultSchema), 202: envelopeSchema(RunResultSchema) },
       },
-      config: { meta: { code: 'PUBLIC_TOOLS_RUN', message: 'Run accepted.', auth: 'key', scope: 'tools:run', points: 'service' } },
+      config: { meta: {
+          code: 'PUBLIC_TOOLS_RUN',
+          message: 'Run accepted.',
+          auth: 'key',
+          scope: 'tools:run',
+          points: 'service',
+          errors: {
+            402: 'INSUFFICIENT_CREDITS: spendable credits are below the operation’s maximum cost.',
+            429: 'RATE_LIMITED (usage points), BUDGET_EXCEEDED (a key or workspace budget), QUEUE_FULL (waiting jobs); details.limit names the limit, Retry-After says when to retry.',
+          },
+        },
+      },
     },
     async (request, reply) => {
       const auth = requireAuth(request);
