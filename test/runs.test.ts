@@ -9,6 +9,8 @@ import { balance, drain, getJob, run } from './support/jobs.js';
 import { OPERATION_IDS, OPERATION_POINTS } from '../src/operations/ids.js';
 import { findOperation } from '../src/operations/registry.js';
 import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
+import { createWorkspace } from '../src/modules/accounts/service.js';
+import { grantCredits } from '../src/modules/billing/service.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
 const CHAT_MAX = findOperation('chat.generate')!.price(CHAT).maximumMillicents;
@@ -180,6 +182,75 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     const ws = await run(ctx, w, 'music.generate', MUSIC());
     assert.equal(ws.statusCode, 429);
     assert.equal(ws.json().details.limit, 'WORKSPACE_BUDGET_MONTH');
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('Budgets: every period of both ceilings refuses with its own details.limit, scope, resetsAt (UTC day, ISO week from Monday, month) and Retry-After; spending counts as holds do', async () => {
+    const ctx = get();
+    // The harness clock: Wednesday 2026-11-18 12:00 UTC.
+    const resets = { day: Date.UTC(2026, 10, 19), week: Date.UTC(2026, 10, 23), month: Date.UTC(2026, 11, 1) };
+    const cases = [
+      { scope: 'key', period: 'day', limit: 'KEY_BUDGET_DAY', field: 'dailyMillicents' },
+      { scope: 'key', period: 'week', limit: 'KEY_BUDGET_WEEK', field: 'weeklyMillicents' },
+      { scope: 'key', period: 'month', limit: 'KEY_BUDGET_MONTH', field: 'monthlyMillicents' },
+      { scope: 'workspace', period: 'day', limit: 'WORKSPACE_BUDGET_DAY', field: 'dailyMillicents' },
+      { scope: 'workspace', period: 'week', limit: 'WORKSPACE_BUDGET_WEEK', field: 'weeklyMillicents' },
+      { scope: 'workspace', period: 'month', limit: 'WORKSPACE_BUDGET_MONTH', field: 'monthlyMillicents' },
+    ] as const;
+    for (const c of cases) {
+      const budgets = { [c.field]: MUSIC_MAX };
+      const t = await seedTenant(ctx.deps, { credits: 1_000_000, ...(c.scope === 'key' ? { key: { budgets } } : {}) });
+      if (c.scope === 'workspace') await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { budgets });
+      assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202, c.limit);
+      const held = await run(ctx, t, 'music.generate', MUSIC());
+      assert.equal(held.statusCode, 429, `${c.limit}: the open hold fills the budget`);
+      assert.deepEqual(
+        { code: held.json().code, limit: held.json().details.limit, scope: held.json().details.scope, resetsAt: held.json().details.resetsAt },
+        { code: 'BUDGET_EXCEEDED', limit: c.limit, scope: c.scope, resetsAt: new Date(resets[c.period]).toISOString() },
+      );
+      assert.equal(Number(held.headers['retry-after']), Math.ceil((resets[c.period] - ctx.clock.now()) / 1000), c.limit);
+      await drain(ctx);
+      const spent = await run(ctx, t, 'music.generate', MUSIC());
+      assert.equal(spent.json().details?.limit, c.limit, `${c.limit}: the settled spending fills it too`);
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    }
+  });
+
+  test('Budgets: a key budget counts the key’s holds and spending in all its workspaces; a workspace budget only its own', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const second = await createWorkspace(ctx.deps, { name: 'Second', plan: 'pro', ownerUserId: t.user.id });
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000 });
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { budgets: { dailyMillicents: MUSIC_MAX } });
+    assert.equal((await run(ctx, { secret: both.secret, workspace: t.workspace }, 'music.generate', MUSIC())).statusCode, 202);
+    const other = await run(ctx, { secret: both.secret, workspace: second }, 'music.generate', MUSIC());
+    assert.equal(other.statusCode, 429, 'the hold in the first workspace counts in the second');
+    assert.equal(other.json().details.limit, 'KEY_BUDGET_DAY');
+    // The tenant's own key has no budget, and the workspace ceiling of the second workspace
+    // counts only that workspace's spending.
+    await admin(ctx, `/admin/v1/workspaces/${second.id}/settings`, { budgets: { dailyMillicents: MUSIC_MAX } });
+    const own = await seedKey(ctx.deps, t.user.id, [second.id]);
+    assert.equal((await run(ctx, { secret: own.secret, workspace: second }, 'music.generate', MUSIC())).statusCode, 202);
+    await drain(ctx);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, second.id);
+  });
+
+  test('Budgets: a retry is admitted against the budgets of the key that retries (429 BUDGET_EXCEEDED, nothing changed)', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const failed = (await run(ctx, t, 'music.generate', MUSIC('[sim:fail=MODEL_REFUSED]'))).json().data.jobId;
+    await drain(ctx);
+    assert.equal((await getJob(ctx, t, failed)).status, 'failed');
+    const spent = (await getJob(ctx, t, failed)).costMillicents;
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { budgets: { dailyMillicents: MUSIC_MAX - 1 } });
+    const res = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } });
+    assert.equal(res.statusCode, 429, res.body);
+    assert.equal(res.json().code, 'BUDGET_EXCEEDED');
+    assert.equal(res.json().details.limit, 'KEY_BUDGET_DAY');
+    const job = await getJob(ctx, t, failed);
+    assert.deepEqual([job.status, job.costMillicents], ['failed', spent], 'the refused retry changed nothing');
+    assert.equal((await balance(ctx, t)).reservedMillicents, 0);
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
