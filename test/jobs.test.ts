@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { admin, call, describeEachDatabase } from './support/harness.js';
-import { seedTenant } from './support/seed.js';
+import { seedKey, seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
 import { claimJobs } from '../src/queue/claim.js';
@@ -81,6 +81,35 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.equal(replay.statusCode, 202);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.deepEqual(replay.json().data, first.json().data);
+    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('retry refusals change nothing: a failed synchronous job (409 JOB_NOT_RETRYABLE), a key without the operation (403 FORBIDDEN_OPERATION), the run’s own key reused (409 IDEMPOTENCY_CONFLICT), a full queue (429 QUEUE_FULL)', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 100_000 } });
+    const sync = await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: 'hi [sim:fail=MODEL_REFUSED]' }], maxTokens: 50 });
+    assert.equal(sync.json().data.status, 'failed', sync.body);
+    assert.equal((await retry(ctx, t, sync.json().data.jobId)).json().code, 'JOB_NOT_RETRYABLE');
+    const runKey = randomUUID();
+    const failed = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'), runKey)).json().data.jobId;
+    await drain(ctx);
+    const before = await getJob(ctx, t, failed);
+    assert.equal(before.status, 'failed');
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const forbidden = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } });
+    assert.deepEqual([forbidden.statusCode, forbidden.json().code], [403, 'FORBIDDEN_OPERATION']);
+    const reused = await retry(ctx, t, failed, runKey);
+    assert.deepEqual([reused.statusCode, reused.json().code], [409, 'IDEMPOTENCY_CONFLICT'], 'the run’s key names another request');
+    // The free plan lets 3 jobs wait.
+    for (let i = 0; i < 3; i++) assert.equal((await run(ctx, t, 'music.generate', { prompt: `tune ${i}`, durationSeconds: 10 })).statusCode, 202);
+    const full = await retry(ctx, t, failed);
+    assert.deepEqual([full.statusCode, full.json().code, full.json().details.limit], [429, 'QUEUE_FULL', 'WAITING_JOBS']);
+    assert.ok(Number(full.headers['retry-after']) >= 1);
+    const after = await getJob(ctx, t, failed);
+    assert.deepEqual([after.status, after.costMillicents, after.maximumCostMillicents], [before.status, before.costMillicents, before.maximumCostMillicents]);
+    assert.equal((await balance(ctx, t)).reservedMillicents, 3 * findOperation('music.generate')!.price({ prompt: 'x', durationSeconds: 10 }).maximumMillicents, 'only the three waiting jobs hold credits');
+    await drain(ctx);
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
