@@ -108,6 +108,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
     assert.equal(res.json().code, 'PUBLIC_TOOLS_RUN');
+    assert.equal(res.json().message, 'Operation completed.');
     assert.equal(data.kind, 'result');
     assert.equal(data.status, 'completed');
     assert.match(data.result.message.content, /Hello there/);
@@ -380,6 +381,7 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
     assert.deepEqual({ kind: data.kind, status: data.status, errorCode: data.errorCode, result: data.result }, { kind: 'result', status: 'failed', errorCode: 'PROVIDER_TIMEOUT', result: null });
+    assert.equal(res.json().message, 'Operation failed; see errorCode.');
     const job = await getJob(ctx, t, data.jobId);
     assert.equal(job.status, 'failed');
     assert.equal(job.errorCode, 'PROVIDER_TIMEOUT');

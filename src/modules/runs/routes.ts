@@ -65,9 +65,15 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       return reply.status(run.statusCode).send({
         success: true,
         code: 'PUBLIC_TOOLS_RUN',
-        message: run.statusCode === 202 ? 'Job queued.' : 'Operation completed.',
+        message: runMessage(run),
         data: run.body,
       });
     },
   );
+}
+
+/** The envelope message: a synchronous operation that failed says so (its errorCode says why). */
+function runMessage(run: { statusCode: number; body: Record<string, unknown> }): string {
+  if (run.statusCode === 202) return 'Job queued.';
+  return run.body.status === 'failed' ? 'Operation failed; see errorCode.' : 'Operation completed.';
 }
