@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase } from './support/harness.js';
-import { PUBLIC_ENDPOINTS, prepareEndpoint } from './support/endpoints.js';
+import { endpointHeaders, endpointName, PUBLIC_ENDPOINTS, prepareEndpoint } from './support/endpoints.js';
 import { seedKey, seedTenant } from './support/seed.js';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 
@@ -17,14 +17,17 @@ function assertErrorEnvelope(res: { statusCode: number; json(): any; headers: Re
 
 describeEachDatabase('shared route rules', (get) => {
   for (const ep of PUBLIC_ENDPOINTS) {
-    const name = `${ep.method} ${ep.url}`;
+    const name = endpointName(ep);
+    const status = ep.status ?? 200;
+    /** Fresh case headers (a new Idempotency-Key each time), merged with `extra`. */
+    const headers = (extra: Record<string, string> = {}) => ({ ...endpointHeaders(ep), ...extra });
 
-    test(`${name}: success uses the envelope with code ${ep.code}, X-Request-Id and RateLimit headers`, async () => {
+    test(`${name}: success is ${status} in the envelope with code ${ep.code}, X-Request-Id and RateLimit headers`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: 5000 });
       const prepared = await prepareEndpoint(ctx, ep, t);
-      const res = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
-      assert.equal(res.statusCode, 200, res.body);
+      const res = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), body: prepared.body });
+      assert.equal(res.statusCode, status, res.body);
       const body = res.json();
       assert.equal(body.success, true);
       assert.equal(body.code, ep.code);
@@ -39,16 +42,16 @@ describeEachDatabase('shared route rules', (get) => {
     test(`${name}: no key is 401 UNAUTHENTICATED`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { workspaceId: t.workspace.id, headers: headers() }), 401, 'UNAUTHENTICATED');
     });
 
     test(`${name}: malformed, unknown and revoked keys are 401`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       for (const secret of ['nope', `wask_${'A'.repeat(43)}`, `${t.secret}x`, t.secret.toUpperCase()]) {
-        assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
+        assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() }), 401, 'UNAUTHENTICATED');
       }
-      const basic = await call(ctx, ep.method, ep.url, { headers: { authorization: `Basic ${t.secret}` }, workspaceId: t.workspace.id });
+      const basic = await call(ctx, ep.method, ep.url, { headers: headers({ authorization: `Basic ${t.secret}` }), workspaceId: t.workspace.id });
       assertErrorEnvelope(basic, 401, 'UNAUTHENTICATED');
     });
 
@@ -56,7 +59,7 @@ describeEachDatabase('shared route rules', (get) => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       for (const param of ['api_key', 'apiKey', 'key', 'access_token', 'token']) {
-        const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, query: { [param]: t.secret } });
+        const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), query: { [param]: t.secret } });
         assertErrorEnvelope(res, 401, 'UNAUTHENTICATED');
       }
     });
@@ -64,37 +67,42 @@ describeEachDatabase('shared route rules', (get) => {
     test(`${name}: missing or malformed workspace header is 400 INVALID_REQUEST`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret }), 400, 'INVALID_REQUEST');
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: 'not-a-uuid' }), 400, 'INVALID_REQUEST');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, headers: headers() }), 400, 'INVALID_REQUEST');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: 'not-a-uuid', headers: headers() }), 400, 'INVALID_REQUEST');
     });
 
     test(`${name}: another workspace is 403 FORBIDDEN_WORKSPACE`, async () => {
       const ctx = get();
       const a = await seedTenant(ctx.deps);
       const b = await seedTenant(ctx.deps);
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: a.secret, workspaceId: b.workspace.id }), 403, 'FORBIDDEN_WORKSPACE');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: a.secret, workspaceId: b.workspace.id, headers: headers() }), 403, 'FORBIDDEN_WORKSPACE');
     });
 
     test(`${name}: a key without scope ${ep.scope} is 403 FORBIDDEN_SCOPE`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: SCOPES.filter((s) => s !== ep.scope) });
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 403, 'FORBIDDEN_SCOPE');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() }), 403, 'FORBIDDEN_SCOPE');
     });
 
     test(`${name}: a key without the REST transport is 403 FORBIDDEN_TRANSPORT`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id }), 403, 'FORBIDDEN_TRANSPORT');
+      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() }), 403, 'FORBIDDEN_TRANSPORT');
     });
 
     test(`${name}: costs ${ep.points} usage points`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      const prepared = await prepareEndpoint(ctx, ep, t);
-      const first = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
-      const second = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, body: prepared.body });
+      // Both setups first: a setup may spend points itself (seeding a job through POST /v1/runs),
+      // and each request gets a resource of its own (a retry needs a job that is still failed).
+      const p1 = await prepareEndpoint(ctx, ep, t);
+      const p2 = await prepareEndpoint(ctx, ep, t);
+      const first = await call(ctx, ep.method, p1.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), body: p1.body });
+      const second = await call(ctx, ep.method, p2.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), body: p2.body });
+      assert.equal(first.statusCode, status, first.body);
+      assert.equal(second.statusCode, status, second.body);
       const r1 = Number(first.headers['ratelimit-remaining']);
       const r2 = Number(second.headers['ratelimit-remaining']);
       assert.equal(r1 - r2, ep.points);

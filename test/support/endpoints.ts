@@ -1,6 +1,10 @@
 /** Every public endpoint implemented so far, for the shared route tests. Add new ones here. */
+import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../src/modules/auth/scopes.js';
+import type { OperationId } from '../../src/operations/ids.js';
+import { grantCredits } from '../../src/modules/billing/service.js';
 import type { TestContext } from './harness.js';
+import { drain, run } from './jobs.js';
 import type { Tenant } from './seed.js';
 import { seedWebhook, verifyHost } from './webhook-hosts.js';
 import { insertEvent } from '../../src/modules/events/store.js';
@@ -11,13 +15,33 @@ export interface EndpointCase {
   url: string;
   scope: Scope;
   code: string;
+  /** The spec's weight; for endpoints whose weight is operation-specific, that of `operationId`. */
   points: number;
+  /** The operation a run or retry case runs (its weight is `points`); also names the case. */
+  operationId?: OperationId;
+  /** The status of a successful request: 200 unless the endpoint answers queued work with 202. */
+  status?: 200 | 202;
   body?: unknown;
+  /**
+   * Headers every request of the case sends (refused ones included), called once per request so
+   * each gets fresh values, e.g. a new Idempotency-Key.
+   */
+  headers?: () => Record<string, string>;
   /**
    * Prepares the tenant for the cases that must succeed (a verified host, an existing resource);
    * returns the concrete URL and body to send. Without it, `url` and `body` are sent as they are.
    */
   setup?: (ctx: TestContext, t: Tenant) => Promise<{ url: string; body?: unknown }>;
+}
+
+/** The case's name in test titles: method and route, and the operation where it has one. */
+export function endpointName(ep: EndpointCase): string {
+  return `${ep.method} ${ep.url}${ep.operationId ? ` (${ep.operationId})` : ''}`;
+}
+
+/** Fresh headers for one request of the case. */
+export function endpointHeaders(ep: EndpointCase): Record<string, string> {
+  return ep.headers ? ep.headers() : {};
 }
 
 /** The URL and body for a case that must succeed, after the case's setup. */
@@ -30,8 +54,112 @@ async function webhookUrl(ctx: TestContext, t: Tenant, action: string): Promise<
   return `/v1/webhooks/${webhook.id}/${action}`;
 }
 
+const freshIdempotencyKey = () => ({ 'idempotency-key': randomUUID() });
+
+/** Input of the synchronous chat.generate run. */
+const CHAT_INPUT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
+/** Input of a queued music.generate run; `directives` steer the simulated provider. */
+const MUSIC_INPUT = (directives = '') => ({ prompt: `a calm tune ${directives}`.trim(), durationSeconds: 5 });
+
+/** Credits enough for a few runs, whatever the tenant was seeded with. */
+async function fund(ctx: TestContext, t: Tenant): Promise<void> {
+  await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 100_000 });
+}
+
+/**
+ * A music.generate job in the tenant's workspace, queued through POST /v1/runs (which costs the
+ * workspace the operation's points) and, with `finish`, run to its end by the worker.
+ */
+async function seedJob(ctx: TestContext, t: Tenant, options: { directives?: string; finish?: 'completed' | 'failed' } = {}): Promise<string> {
+  await fund(ctx, t);
+  const res = await run(ctx, t, 'music.generate', MUSIC_INPUT(options.directives));
+  if (res.statusCode !== 202) throw new Error(`seeding a job: POST /v1/runs ${res.statusCode} ${res.body}`);
+  const jobId: string = res.json().data.jobId;
+  if (options.finish) {
+    await drain(ctx);
+    const row = await ctx.deps.db.selectFrom('jobs').select('status').where('id', '=', jobId).executeTakeFirstOrThrow();
+    if (row.status !== options.finish) throw new Error(`seeding a job: status ${row.status}, wanted ${options.finish}`);
+  }
+  return jobId;
+}
+
 export const PUBLIC_ENDPOINTS: EndpointCase[] = [
   { method: 'GET', url: '/v1/workspaces', scope: 'workspaces:read', code: 'PUBLIC_WORKSPACES_LIST', points: 2 },
+  { method: 'GET', url: '/v1/tools', scope: 'tools:read', code: 'PUBLIC_TOOLS_LIST', points: 2 },
+  {
+    method: 'POST',
+    url: '/v1/estimates',
+    scope: 'tools:run',
+    code: 'PUBLIC_TOOLS_ESTIMATE',
+    points: 4,
+    body: { operationId: 'chat.generate', input: CHAT_INPUT },
+  },
+  {
+    method: 'POST',
+    url: '/v1/runs',
+    scope: 'tools:run',
+    code: 'PUBLIC_TOOLS_RUN',
+    points: 10,
+    operationId: 'chat.generate',
+    headers: freshIdempotencyKey,
+    body: { operationId: 'chat.generate', input: CHAT_INPUT },
+    setup: async (ctx, t) => {
+      await fund(ctx, t);
+      return { url: '/v1/runs', body: { operationId: 'chat.generate', input: CHAT_INPUT } };
+    },
+  },
+  {
+    method: 'POST',
+    url: '/v1/runs',
+    scope: 'tools:run',
+    code: 'PUBLIC_TOOLS_RUN',
+    points: 50,
+    operationId: 'music.generate',
+    status: 202,
+    headers: freshIdempotencyKey,
+    body: { operationId: 'music.generate', input: MUSIC_INPUT() },
+    setup: async (ctx, t) => {
+      await fund(ctx, t);
+      return { url: '/v1/runs', body: { operationId: 'music.generate', input: MUSIC_INPUT() } };
+    },
+  },
+  { method: 'GET', url: '/v1/jobs', scope: 'jobs:read', code: 'PUBLIC_JOBS_LIST', points: 2 },
+  {
+    method: 'GET',
+    url: '/v1/jobs/:jobId',
+    scope: 'jobs:read',
+    code: 'PUBLIC_JOBS_GET',
+    points: 1,
+    setup: async (ctx, t) => ({ url: `/v1/jobs/${await seedJob(ctx, t)}` }),
+  },
+  {
+    method: 'GET',
+    url: '/v1/jobs/:jobId/output',
+    scope: 'jobs:read',
+    code: 'PUBLIC_JOBS_OUTPUT',
+    points: 2,
+    setup: async (ctx, t) => ({ url: `/v1/jobs/${await seedJob(ctx, t, { finish: 'completed' })}/output` }),
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:jobId/cancel',
+    scope: 'jobs:write',
+    code: 'PUBLIC_JOBS_CANCEL',
+    points: 2,
+    setup: async (ctx, t) => ({ url: `/v1/jobs/${await seedJob(ctx, t)}/cancel` }),
+  },
+  {
+    method: 'POST',
+    url: '/v1/jobs/:jobId/retry',
+    scope: 'jobs:write',
+    code: 'PUBLIC_JOBS_RETRY',
+    points: 50,
+    operationId: 'music.generate',
+    status: 202,
+    headers: freshIdempotencyKey,
+    setup: async (ctx, t) => ({ url: `/v1/jobs/${await seedJob(ctx, t, { directives: '[sim:fail=MODEL_REFUSED]', finish: 'failed' })}/retry` }),
+  },
+  { method: 'GET', url: '/v1/queue', scope: 'jobs:read', code: 'PUBLIC_QUEUE_GET', points: 1 },
   { method: 'GET', url: '/v1/usage', scope: 'usage:read', code: 'PUBLIC_USAGE_GET', points: 1 },
   { method: 'GET', url: '/v1/balance', scope: 'billing:read', code: 'PUBLIC_BALANCE_GET', points: 2 },
   { method: 'GET', url: '/v1/transactions', scope: 'billing:read', code: 'PUBLIC_TRANSACTIONS_LIST', points: 2 },
