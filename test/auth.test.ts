@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../src/app.js';
@@ -347,6 +347,24 @@ describeEachDatabase('auth', (get) => {
       assertOk(await usage(ctx, b.secret, b.workspace.id));
       ctx.clock.set(until);
       assertOk(await usage(ctx, a.secret, a.workspace.id));
+    });
+
+    test(`suspension: asking for operations the key was not given counts too (${ABUSE_THRESHOLD} × 403 FORBIDDEN_OPERATION on runs, estimates and retries → KEY_SUSPENDED)`, async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps, { credits: 100_000 });
+      const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+      const music = { operationId: 'music.generate', input: { prompt: 'x', durationSeconds: 10 } };
+      const failed = (await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'music.generate', input: { prompt: 'x [sim:fail=MODEL_REFUSED]', durationSeconds: 10 } }, headers: { 'idempotency-key': randomUUID() } })).json().data.jobId;
+      const attempts = [
+        () => call(ctx, 'POST', '/v1/runs', { secret: narrow.secret, workspaceId: t.workspace.id, body: music, headers: { 'idempotency-key': randomUUID() } }),
+        () => call(ctx, 'POST', '/v1/estimates', { secret: narrow.secret, workspaceId: t.workspace.id, body: music }),
+        () => call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } }),
+      ];
+      for (let i = 1; i < ABUSE_THRESHOLD; i++) assertError(await attempts[i % attempts.length]!(), 403, 'FORBIDDEN_OPERATION');
+      assertError(await attempts[0]!(), 403, 'KEY_SUSPENDED');
+      assert.ok(Number((await keyRow(ctx.deps, narrow.key.id)).suspended_until_ms) > ctx.clock.now());
+      assertError(await usage(ctx, narrow.secret, t.workspace.id), 403, 'KEY_SUSPENDED');
+      assertOk(await usage(ctx, t.secret, t.workspace.id));
     });
 
     test('suspension: failures spread over more than a minute do not suspend', async () => {

@@ -264,3 +264,13 @@ export async function recordAuthorizationFailure(deps: Deps, key: ApiKey, err: A
     details: { suspendedUntil: new Date(until).toISOString() },
   });
 }
+
+/**
+ * 403 FORBIDDEN_OPERATION for an operation the key may not run, counted like the hook's
+ * authorization failures: a key that keeps asking for operations it was not given is suspended
+ * (the answer is then 403 KEY_SUSPENDED).
+ */
+export async function forbiddenOperation(deps: Deps, key: ApiKey, operationId: string): Promise<AppError> {
+  const refusal = new AppError('FORBIDDEN_OPERATION', { details: { operationId } });
+  return (await recordAuthorizationFailure(deps, key, refusal)) ?? refusal;
+}

@@ -7,6 +7,7 @@ import { findOperation, operationPoints } from '../../operations/registry.js';
 import type { AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { reserve } from '../reservations/service.js';
+import { forbiddenOperation } from '../auth/service.js';
 import { chargeRefusal, checkQueueCapacity, lockAdmission } from '../runs/service.js';
 import { chargePoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
@@ -87,7 +88,7 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
   const idemKey = idempotency.validateIdempotencyKey(idempotencyKeyHeader);
   const row = await requireJob(deps, auth.workspace.id, jobId);
   const op = findOperation(row.operation_id);
-  if (!op || !auth.key.operations.includes(op.id)) throw new AppError('FORBIDDEN_OPERATION');
+  if (!op || !auth.key.operations.includes(op.id)) throw await forbiddenOperation(deps, auth.key, row.operation_id);
   const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
   const claim = await idempotency.claim(deps, scope, idempotency.requestHash('POST /v1/jobs/retry', { jobId }));
   if (claim.kind === 'replay') {

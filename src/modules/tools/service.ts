@@ -5,6 +5,7 @@ import { compileStrict } from '../../http/validation.js';
 import type { OperationContract, Price } from '../../operations/contract.js';
 import { findOperation, TOOLS } from '../../operations/registry.js';
 import { operationPoints } from '../../operations/registry.js';
+import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
 
@@ -51,7 +52,7 @@ export async function checkOperationRequest(
 ): Promise<{ op: OperationContract; input: Record<string, unknown> }> {
   const op = findOperation(operationId);
   if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
-  if (!key.operations.includes(op.id)) throw new AppError('FORBIDDEN_OPERATION', { details: { operationId } });
+  if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
   const copy = structuredClone(input);
   const validate = validatorFor(op);
   if (!validate(copy)) {
