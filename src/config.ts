@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import { isValidRange } from './modules/auth/ip-ranges.js';
 
 export type Role = 'api' | 'worker' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -77,9 +78,10 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = str(name);
     if (raw === undefined) return [];
     const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    // Canonical notation only (ip-ranges.ts): `0177.1` or `010.0.0.0/8` would otherwise be read
+    // as octal, and a leading-zero typo would trust or allow another network.
     for (const item of items) {
-      const ok = item.includes('/') ? ipaddr.isValidCIDR(item) : ipaddr.isValid(item);
-      if (!ok) problems.push(`${name}: "${item}" is not an IP address or CIDR range`);
+      if (!isValidRange(item)) problems.push(`${name}: "${item}" is not an IP address or CIDR range in canonical notation (e.g. 10.0.0.0/8, 2001:db8::/32)`);
     }
     return items;
   };
@@ -111,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(s3Region)) problems.push(`AWS_REGION must be a region name such as eu-west-1 (got "${s3Region}")`);
   const publicBaseUrl = (str('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   if (!isHttpUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
+  else if (!isPlainBaseUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be a plain base URL without credentials, query or fragment (got "${publicBaseUrl}")`);
   const adminToken = str('ADMIN_TOKEN');
   if (adminToken !== undefined && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
   const secretKey = str('SECRET_KEY');
@@ -177,6 +180,12 @@ export function sqliteFile(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return undefined;
   const path = databaseUrl.slice('sqlite:'.length);
   return path === ':memory:' ? undefined : resolve(path);
+}
+
+/** Signed URLs are built by appending paths to it: a query, fragment or credentials would break them. */
+function isPlainBaseUrl(value: string): boolean {
+  const u = new URL(value);
+  return u.search === '' && u.hash === '' && !value.includes('?') && !value.includes('#') && u.username === '' && u.password === '';
 }
 
 function isHttpUrl(value: string): boolean {

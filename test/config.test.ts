@@ -145,6 +145,24 @@ describe('configuration', () => {
     assert.equal(problems.length, expectations.length, problems.join('\n'));
   });
 
+  test('EGRESS_ALLOW_CIDRS and TRUSTED_PROXIES take canonical notation only (a leading-zero or short form would name another network); PUBLIC_BASE_URL is a plain base URL', () => {
+    for (const item of ['10.1', '0177.1', '010.0.0.0/8', '0x7f000001', '127.0.0.01', '167838211', '10.0.0.0/08']) {
+      for (const name of ['EGRESS_ALLOW_CIDRS', 'TRUSTED_PROXIES']) {
+        const problems = problemsOf({ [name]: `192.168.0.0/16, ${item}` });
+        assert.deepEqual(problems.length, 1, `${name}=${item}: ${problems.join('; ')}`);
+        assert.match(problems[0]!, new RegExp(`^${name}: "${item.replace(/\./g, '\\.')}" is not an IP address or CIDR range in canonical notation`));
+      }
+    }
+    const ok = loadConfig({ EGRESS_ALLOW_CIDRS: '10.0.0.0/8, 127.0.0.1, ::1, 2001:db8::/32, ::ffff:10.0.0.1', TRUSTED_PROXIES: '0.0.0.0/0' });
+    assert.deepEqual(ok.egressAllowCidrs.length, 5);
+    for (const url of ['http://x.io/?a=1', 'http://x.io/#f', 'https://user:pw@x.io', 'http://x.io/path?']) {
+      const problems = problemsOf({ PUBLIC_BASE_URL: url });
+      assert.equal(problems.length, 1, url);
+      assert.match(problems[0]!, /^PUBLIC_BASE_URL must be a plain base URL/, url);
+    }
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/was/' }).publicBaseUrl, 'https://api.example.com/was');
+  });
+
   test('the ConfigError message lists every problem, one per line', () => {
     try {
       loadConfig({ PORT: 'abc', ROLE: 'x' });
