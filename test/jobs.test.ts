@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { admin, call, describeEachDatabase } from './support/harness.js';
 import { seedKey, seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
-import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
+import { balance, drain, failedJob, getJob, readCompleteOutput, run } from './support/jobs.js';
 import { claimJobs } from '../src/queue/claim.js';
 import { recoverExpiredLeases } from '../src/queue/recovery.js';
 import { executeJob } from '../src/modules/jobs/executor.js';
@@ -214,9 +214,7 @@ describeEachDatabase('job lifecycle', (get) => {
   test('GET /v1/queue: running jobs first (position 0), then waiting jobs numbered in the order claims take them; a retried job waits behind jobs queued before its retry', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const failed = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'))).json().data.jobId;
-    await drain(ctx);
-    assert.equal((await getJob(ctx, t, failed)).status, 'failed');
+    const failed = await failedJob(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'));
     ctx.clock.advance(1000);
     const b = (await run(ctx, t, 'music.generate', { prompt: 'b' })).json().data.jobId;
     ctx.clock.advance(1000);

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { call, admin, describeEachDatabase } from './support/harness.js';
 import { seedKey, seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
-import { balance, drain, getJob, run } from './support/jobs.js';
+import { balance, drain, failedJob, getJob, run } from './support/jobs.js';
+import { SPEC_OPERATION_WEIGHTS } from './support/spec-weights.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
 import { findOperation } from '../src/operations/registry.js';
 import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
@@ -17,12 +18,6 @@ const CHAT_MAX = findOperation('chat.generate')!.price(CHAT).maximumMillicents;
 const MUSIC = (extra = '') => ({ prompt: `a calm tune ${extra}`, durationSeconds: 10 });
 const MUSIC_MAX = findOperation('music.generate')!.price(MUSIC()).maximumMillicents; // 5000
 
-/** Spec "Operation-specific weights for running or retrying", copied from the table (not from the code). */
-const SPEC_OPERATION_POINTS: Record<string, number> = {
-  'link.preview': 4, 'chat.generate': 10, 'speech.generate': 15, 'image.generate': 25, 'headshot.generate': 35, 'background.remove': 15,
-  'video.generate': 100, 'video.edit': 120, 'music.generate': 50, 'three-d.generate': 100, 'three-d.rig': 50, 'sprite.generate': 200,
-  'voice.clone': 75, 'security.scan': 80,
-};
 
 describeEachDatabase('tools and estimates', (get) => {
   test('GET /v1/tools lists the 14 operations with exactly the five required fields', async () => {
@@ -38,7 +33,7 @@ describeEachDatabase('tools and estimates', (get) => {
     assert.deepEqual(ops.map((o: any) => o.operationId).sort(), [...OPERATION_IDS].sort());
     for (const o of ops) {
       assert.deepEqual(Object.keys(o).sort(), ['asynchronous', 'inputSchema', 'operationId', 'summaryKey', 'usagePoints']);
-      assert.equal(o.usagePoints, SPEC_OPERATION_POINTS[o.operationId], `${o.operationId}: the spec's weight`);
+      assert.equal(o.usagePoints, SPEC_OPERATION_WEIGHTS[o.operationId], `${o.operationId}: the spec's weight`);
       assert.equal(o.asynchronous, !['link.preview', 'chat.generate'].includes(o.operationId));
       assert.equal(o.inputSchema.type, 'object');
       assert.equal(o.inputSchema.additionalProperties, false);
@@ -247,9 +242,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
   test('Budgets: a retry is admitted against the budgets of the key that retries (429 BUDGET_EXCEEDED, nothing changed)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const failed = (await run(ctx, t, 'music.generate', MUSIC('[sim:fail=MODEL_REFUSED]'))).json().data.jobId;
-    await drain(ctx);
-    assert.equal((await getJob(ctx, t, failed)).status, 'failed');
+    const failed = await failedJob(ctx, t, 'music.generate', MUSIC('[sim:fail=MODEL_REFUSED]'));
     const spent = (await getJob(ctx, t, failed)).costMillicents;
     const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { budgets: { dailyMillicents: MUSIC_MAX - 1 } });
     const res = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } });

@@ -18,6 +18,7 @@ import { admin, call, describeEachDatabase, type TestContext } from './support/h
 import { endpointName, prepareEndpoint, PUBLIC_ENDPOINTS } from './support/endpoints.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from './support/seed.js';
+import { SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from './support/spec-weights.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -57,51 +58,9 @@ async function used(ctx: TestContext, t: Tenant) {
   return { minute: minute.used, month: month.used };
 }
 
-/** Spec "Usage point weights" for the endpoints with a fixed weight. */
-const SPEC_WEIGHTS: Record<string, number> = {
-  'GET /v1/workspaces': 2,
-  'GET /v1/tools': 2,
-  'POST /v1/estimates': 4,
-  'GET /v1/jobs': 2,
-  'GET /v1/jobs/:jobId': 1,
-  'GET /v1/jobs/:jobId/output': 2,
-  'POST /v1/jobs/:jobId/cancel': 2,
-  'GET /v1/queue': 1,
-  'GET /v1/balance': 2,
-  'GET /v1/transactions': 2,
-  'GET /v1/media': 2,
-  'POST /v1/media/upload': 10,
-  'GET /v1/usage': 1,
-  'GET /v1/events': 2,
-  'GET /v1/webhooks': 2,
-  'POST /v1/webhooks': 5,
-  'POST /v1/webhooks/:webhookId/update': 5,
-  'POST /v1/webhooks/:webhookId/revoke': 2,
-  'POST /v1/webhooks/:webhookId/rotate': 5,
-  'GET /v1/webhooks/:webhookId/deliveries': 2,
-  'POST /v1/webhooks/:webhookId/deliveries/:deliveryId/replay': 10,
-};
-
 /** Spec endpoints whose weight is operation-specific: their cases name the operation they run. */
 const OPERATION_SPECIFIC = new Set(['POST /v1/runs', 'POST /v1/jobs/:jobId/retry']);
 
-/** Spec "Operation-specific weights for running or retrying", copied from the table (not from the code). */
-const SPEC_OPERATION_WEIGHTS: Record<string, number> = {
-  'link.preview': 4,
-  'chat.generate': 10,
-  'speech.generate': 15,
-  'image.generate': 25,
-  'headshot.generate': 35,
-  'background.remove': 15,
-  'video.generate': 100,
-  'video.edit': 120,
-  'music.generate': 50,
-  'three-d.generate': 100,
-  'three-d.rig': 50,
-  'sprite.generate': 200,
-  'voice.clone': 75,
-  'security.scan': 80,
-};
 
 /** The spec's weight for the endpoint case: its route's, or its operation's for runs and retries. */
 function specWeight(ep: (typeof PUBLIC_ENDPOINTS)[number]): number | undefined {

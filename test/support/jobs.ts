@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 /** Helpers for tests that run operations and drive the job worker. */
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -23,6 +24,16 @@ export async function run(
 /** Runs every claimable job to its end in this process. */
 export async function drain(ctx: TestContext): Promise<number> {
   return new JobWorker(ctx.deps).runOnce();
+}
+
+/** Runs a queued operation whose input makes it fail (a `[sim:fail=…]` directive), drains, and returns the failed job's id. */
+export async function failedJob(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, operationId: string, input: Record<string, unknown>): Promise<string> {
+  const res = await run(ctx, t, operationId, input);
+  assert.equal(res.statusCode, 202, res.body);
+  const jobId = res.json().data.jobId as string;
+  await drain(ctx);
+  assert.equal((await getJob(ctx, t, jobId)).status, 'failed', `${operationId} job failed`);
+  return jobId;
 }
 
 export async function getJob(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, jobId: string) {
