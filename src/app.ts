@@ -20,6 +20,7 @@ import Fastify, {
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
+import { mcpRoutes } from './mcp/routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
 import { errorBody, errorHandler } from './http/error-handler.js';
@@ -53,6 +54,8 @@ export interface RouteEntry {
   method: string;
   url: string;
   meta: RouteMeta | undefined;
+  /** The route's request and response schemas as declared (the MCP tools derive their inputs from them). */
+  schema?: Record<string, unknown>;
 }
 
 const routeCatalogs = new WeakMap<FastifyInstance, RouteEntry[]>();
@@ -294,7 +297,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      catalog.push({ method, url: route.url, meta: (route.config as { meta?: RouteMeta } | undefined)?.meta });
+      catalog.push({ method, url: route.url, meta: (route.config as { meta?: RouteMeta } | undefined)?.meta, schema: route.schema as Record<string, unknown> | undefined });
     }
   });
 
@@ -370,5 +373,6 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   ];
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));
+  await app.register(async (instance) => mcpRoutes(instance, deps, app));
   return app;
 }

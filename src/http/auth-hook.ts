@@ -28,6 +28,7 @@ import type { ApiKey, AuthContext } from '../modules/auth/types.js';
 import type { ChargeResult, WindowView } from '../modules/usage/meter.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import { rateLimitRefusal } from '../modules/usage/service.js';
+import { isInternalMcpRequest, MCP_INTERNAL_HEADER } from '../mcp/internal.js';
 import { sendRefusal } from './refusal.js';
 import { AppError } from './errors.js';
 import type { RouteMeta } from './route-meta.js';
@@ -147,7 +148,8 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       const result = checkAuthorization(deps, key, {
         workspaceHeader: request.headers['x-service-workspace'],
         scope: meta.scope,
-        transport: 'rest',
+        // A tool call of the MCP endpoint, replayed in-process onto this route (mcp/internal.ts).
+        transport: request.headers[MCP_INTERNAL_HEADER] !== undefined && isInternalMcpRequest(request.headers[MCP_INTERNAL_HEADER]) ? 'mcp' : 'rest',
         // request.ip is only read when the key has ranges to check it against.
         ip: key.ipRanges.length > 0 ? request.ip : undefined,
       });

@@ -59,7 +59,7 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
         operationId: request.body.operationId,
         input: request.body.input as Record<string, unknown>,
         idempotencyKey: request.headers['idempotency-key'],
-        executionOrigin: 'api',
+        executionOrigin: auth.transport === 'mcp' ? 'mcp' : 'api',
       });
       if (run.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.status(run.statusCode).send({
