@@ -134,6 +134,7 @@ describeEachDatabase('MCP transport', (get) => {
     const client = await connect(ctx, t.secret);
     const narrow = await connect(ctx, readOnly.secret);
     try {
+      assert.deepEqual((await narrow.listTools()).tools.map((x) => x.name), ['service_workspaces_list'], 'tools/list shows the tools the key’s scopes allow');
       const scope = await tool(narrow, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: randomUUID() });
       assert.deepEqual([scope.isError, scope.status, scope.body.code], [true, 403, 'FORBIDDEN_SCOPE']);
       const foreign = await tool(client, 'service_balance_get', { workspaceId: other.workspace.id });

@@ -21,6 +21,7 @@ import { errorBody, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
 import { compileStrict } from '../http/validation.js';
 import { checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
+import type { ApiKey } from '../modules/auth/types.js';
 import { internalMcpHeaders } from './internal.js';
 import { buildTools, type McpTool } from './tools.js';
 
@@ -41,11 +42,14 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   };
 
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
-    const refusal = await authenticate(deps, request);
-    if (refusal) return sendAppError(request, reply, refusal);
+    const key = await authenticate(deps, request);
+    if (key instanceof AppError) return sendAppError(request, reply, key);
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
+    // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: toolTable().list.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools: toolTable()
+        .list.filter((t) => t.scope === undefined || (key.scopes as string[]).includes(t.scope))
+        .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
     }));
     server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, toolTable().byName.get(call.params.name), call.params.name, call.params.arguments ?? {}, request));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -66,7 +70,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
 }
 
 /** The key of the MCP request: valid, and allowed the mcp transport. */
-async function authenticate(deps: Deps, request: FastifyRequest): Promise<AppError | undefined> {
+async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey | AppError> {
   const url = request.url;
   const key = await checkPresentedKey(deps, {
     authorization: request.headers.authorization,
@@ -77,7 +81,7 @@ async function authenticate(deps: Deps, request: FastifyRequest): Promise<AppErr
     const refusal = new AppError('FORBIDDEN_TRANSPORT');
     return (await recordAuthorizationFailure(deps, key, refusal)) ?? refusal;
   }
-  return undefined;
+  return key;
 }
 
 function toolError(code: 'INVALID_REQUEST' | 'NOT_FOUND', message: string, details?: Record<string, unknown>): CallToolResult {

@@ -59,6 +59,8 @@ export interface McpTool {
   bodyParams: string[];
   idempotencyKey: boolean;
   upload: boolean;
+  /** The scope the REST route needs (tools/list shows a key only the tools its scopes allow). */
+  scope: string | undefined;
 }
 
 /** A plain JSON copy of a TypeBox schema (its symbol-keyed metadata dropped). */
@@ -135,6 +137,7 @@ function toolFor(route: RouteEntry, name: string): McpTool {
     bodyParams: Object.keys(body.properties),
     idempotencyKey,
     upload,
+    scope: route.meta?.scope,
   };
 }
 
