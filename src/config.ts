@@ -40,6 +40,8 @@ export interface Config {
   jobLeaseMs: number;
   /** Jobs one worker process runs at once (provider work is mostly waiting; plan limits still cap each workspace). */
   jobConcurrency: number;
+  /** Job streams (SSE) one API process holds open at once, over all workspaces and keys. */
+  streamsPerProcess: number;
   providersFile: string | undefined;
   logLevel: LogLevel;
   /** How often a process writes its usage-point deltas to the shared counters. */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3Region,
     jobLeaseMs: int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
     jobConcurrency: int('JOB_CONCURRENCY', 32, 1, 1024),
+    streamsPerProcess: int('STREAMS_PER_PROCESS', 1000, 1, 100_000),
     providersFile,
     logLevel: logLevel as LogLevel,
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),

@@ -42,6 +42,7 @@ describe('configuration', () => {
     assert.equal(c.outputCursorTtlS, 1800);
     assert.equal(c.mediaUrlTtlS, 900);
     assert.equal(c.jobLeaseMs, 30_000);
+    assert.equal(c.streamsPerProcess, 1000);
     assert.equal(c.providersFile, undefined);
     assert.equal(c.logLevel, 'info');
     assert.equal(c.usageFlushMs, 1000);
@@ -115,6 +116,7 @@ describe('configuration', () => {
       OUTPUT_CURSOR_TTL_S: '-5',
       JOB_LEASE_MS: '10',
       JOB_CONCURRENCY: '0',
+      STREAMS_PER_PROCESS: '0',
       USAGE_FLUSH_MS: '1.5',
       PROVIDERS_FILE: '/no/such/providers.json',
     });
@@ -136,6 +138,7 @@ describe('configuration', () => {
       ['OUTPUT_CURSOR_TTL_S', /^OUTPUT_CURSOR_TTL_S /],
       ['JOB_LEASE_MS', /^JOB_LEASE_MS /],
       ['JOB_CONCURRENCY', /^JOB_CONCURRENCY /],
+      ['STREAMS_PER_PROCESS', /^STREAMS_PER_PROCESS /],
       ['USAGE_FLUSH_MS', /^USAGE_FLUSH_MS /],
       ['PROVIDERS_FILE', /^PROVIDERS_FILE: /],
     ];

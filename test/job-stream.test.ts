@@ -13,6 +13,8 @@ import { drain, getJob, run } from './support/jobs.js';
 import { apiHeaders, baseUrl, frameReader, httpGet, openEventSource, waitFor } from './support/sse.js';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 import { DEFAULT_STREAM_SETTINGS } from '../src/modules/jobs/stream-settings.js';
+import { createWorkspace } from '../src/modules/accounts/service.js';
+import { grantCredits } from '../src/modules/billing/service.js';
 
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 const SSE = { accept: 'text/event-stream' };
@@ -216,6 +218,7 @@ describeEachDatabase('job streams (SSE)', (get) => {
     const refused = await openStream(ctx, t, jobId);
     const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
     assert.equal(body.details.limit, 'STREAMS');
+    assert.equal(body.details.scope, 'workspace');
     assert.equal(body.details.maximum, 3);
     assert.ok(!Number.isNaN(Date.parse(body.details.resetsAt)));
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
@@ -226,6 +229,42 @@ describeEachDatabase('job streams (SSE)', (get) => {
     await again.body!.cancel();
     for (const r of open) await r.cancel();
     await waitFor('every slot released', async () => (await slotCount(ctx, t.workspace.id)) === 0);
+  });
+
+  test('connection limits apply per key too: a key of two Pro workspaces holds 3 streams in both together (429 CONCURRENCY_LIMITED, scope key); another key of the workspace still opens', async () => {
+    const ctx = get();
+    reset();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const second = await createWorkspace(ctx.deps, { name: 'Second', plan: 'pro', ownerUserId: t.user.id });
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 100_000 });
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id]);
+    const inFirst = { secret: both.secret, workspace: t.workspace };
+    const inSecond = { secret: both.secret, workspace: second };
+    const jobId = await queuedJob(ctx, t);
+    const otherJob = await queuedJob(ctx, { ...t, secret: both.secret, workspace: second } as Tenant);
+    const open = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await openStream(ctx, inFirst, jobId);
+      assert.equal(res.status, 200);
+      const reader = frameReader(res);
+      assert.equal((await reader.next())?.event, 'job');
+      open.push(reader);
+    }
+    const refused = await openStream(ctx, inSecond, otherJob);
+    const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
+    assert.deepEqual([body.details.limit, body.details.scope, body.details.streams, body.details.maximum], ['STREAMS', 'key', 3, 3]);
+    assert.equal(await slotCount(ctx, second.id), 0, 'the refusal takes no slot');
+    const own = await seedKey(ctx.deps, t.user.id, [second.id]);
+    const fine = await openStream(ctx, { secret: own.secret, workspace: second }, otherJob);
+    assert.equal(fine.status, 200, 'the second workspace itself has room');
+    await fine.body!.cancel();
+    await open.pop()!.cancel();
+    await waitFor('the closed stream releases its slot', async () => (await slotCount(ctx, t.workspace.id)) === 2);
+    const again = await openStream(ctx, inSecond, otherJob);
+    assert.equal(again.status, 200, 'a slot of the key was freed');
+    await again.body!.cancel();
+    for (const r of open) await r.cancel();
+    await waitFor('every slot released', async () => (await slotCount(ctx, t.workspace.id)) + (await slotCount(ctx, second.id)) === 0);
   });
 
   test('concurrent opens cannot both take the last slot: of 6 simultaneous opens exactly 3 succeed', async () => {
@@ -377,3 +416,35 @@ describeEachDatabase('job streams (SSE)', (get) => {
     assert.equal(await slotCount(ctx, b.workspace.id), 0);
   });
 });
+
+describeEachDatabase(
+  'job streams: the process cap (STREAMS_PER_PROCESS)',
+  (get) => {
+    test('past STREAMS_PER_PROCESS open streams this process answers 429 CONCURRENCY_LIMITED with scope service, before taking a slot; a closed stream makes room', async () => {
+      const ctx = get();
+      const tenants = [await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 })];
+      const jobs = [];
+      for (const t of tenants) jobs.push(await queuedJob(ctx, t));
+      const open = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await openStream(ctx, tenants[i]!, jobs[i]!);
+        assert.equal(res.status, 200);
+        const reader = frameReader(res);
+        assert.equal((await reader.next())?.event, 'job');
+        open.push(reader);
+      }
+      const refused = await openStream(ctx, tenants[2]!, jobs[2]!);
+      const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
+      assert.deepEqual([body.details.limit, body.details.scope, body.details.maximum], ['STREAMS', 'service', 2]);
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      assert.equal(await slotCount(ctx, tenants[2]!.workspace.id), 0);
+      await open.pop()!.cancel();
+      await waitFor('the closed stream leaves the process', async () => (await slotCount(ctx, tenants[1]!.workspace.id)) === 0);
+      const again = await openStream(ctx, tenants[2]!, jobs[2]!);
+      assert.equal(again.status, 200);
+      await again.body!.cancel();
+      for (const r of open) await r.cancel();
+    });
+  },
+  { env: { STREAMS_PER_PROCESS: '2' } },
+);

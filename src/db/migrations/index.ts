@@ -9,6 +9,7 @@ import * as workspaceTotals from './0006-workspace-totals.js';
 import * as eventRetention from './0007-event-retention.js';
 import * as allocationHotUpdates from './0008-allocation-hot-updates.js';
 import * as retryCostBound from './0009-retry-cost-bound.js';
+import * as streamSlotsByKey from './0010-stream-slots-by-key.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007-event-retention': eventRetention,
   '0008-allocation-hot-updates': allocationHotUpdates,
   '0009-retry-cost-bound': retryCostBound,
+  '0010-stream-slots-by-key': streamSlotsByKey,
 };

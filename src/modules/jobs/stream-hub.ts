@@ -190,6 +190,28 @@ export class StreamHub {
     return this.streams.size;
   }
 
+  /** Streams being opened (their slot requested, not added yet): they count toward the process's cap. */
+  private opening = 0;
+
+  /**
+   * Counts a stream about to open against the process's cap (STREAMS_PER_PROCESS); false when the
+   * process already holds that many. The caller calls `opened()` once its open succeeded or failed.
+   */
+  reserve(max: number): boolean {
+    if (this.streams.size + this.opening >= max) return false;
+    this.opening++;
+    return true;
+  }
+
+  opened(): void {
+    this.opening--;
+  }
+
+  /** Streams open or being opened in this process. */
+  get load(): number {
+    return this.streams.size + this.opening;
+  }
+
   add(stream: JobStream): void {
     this.streams.add(stream);
     if (!this.authTimer) {

@@ -14,7 +14,7 @@ import { requireAuth } from '../../http/auth-hook.js';
 import { AppError } from '../../http/errors.js';
 import { IdParams, WorkspaceHeaders } from '../../http/schemas.js';
 import { JobStream, StreamHub } from './stream-hub.js';
-import { acceptsEventStream, acquireSlot, isTerminal, parseLastEventId, requireStreamJob, requireStreamsAllowed } from './stream-service.js';
+import { acceptsEventStream, acquireSlot, isTerminal, parseLastEventId, requireStreamJob, requireStreamsAllowed, streamsLimited } from './stream-service.js';
 import { SseWriter } from './stream-writer.js';
 
 const StreamHeaders = Type.Intersect([
@@ -68,7 +68,15 @@ export async function streamRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       if (hub.closing) throw new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 });
 
       const settings = hub.settings;
-      const slotId = await acquireSlot(deps, { workspace: auth.workspace, keyId: auth.key.id, jobId: row.id, ttlMs: settings.slotTtlMs });
+      // The process's own cap first: streams hold a connection and timers each.
+      if (!hub.reserve(deps.config.streamsPerProcess)) throw streamsLimited('service', hub.load, deps.config.streamsPerProcess, deps.clock.now());
+      let slotId: string;
+      try {
+        slotId = await acquireSlot(deps, { workspace: auth.workspace, keyId: auth.key.id, jobId: row.id, ttlMs: settings.slotTtlMs });
+      } finally {
+        // Added to the hub below in the same turn, so the stream keeps counting.
+        hub.opened();
+      }
       const writer = new SseWriter(reply.raw, settings.maxBufferedBytes);
       const stream = new JobStream(deps, hub, {
         auth,

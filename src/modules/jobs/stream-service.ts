@@ -17,6 +17,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Workspace } from '../accounts/types.js';
+import { lockForUpdate } from '../../db/locking.js';
 import { lockAdmission } from '../runs/service.js';
 import { resolveLimits } from '../usage/plans.js';
 import { toSnapshot, type JobSnapshot } from './snapshot.js';
@@ -76,22 +77,35 @@ export interface SlotRequest {
   ttlMs: number;
 }
 
-/** Takes a stream slot of the workspace or throws 429 CONCURRENCY_LIMITED; returns the slot id. */
+/** 429 CONCURRENCY_LIMITED for a stream over the limit of `scope` (workspace, key or service). */
+export function streamsLimited(scope: 'workspace' | 'key' | 'service', open: number, limit: number, now: number): AppError {
+  const who = scope === 'service' ? 'This server' : scope === 'key' ? 'This API key' : 'The workspace';
+  return new AppError('CONCURRENCY_LIMITED', {
+    message: `${who} already has ${open} open job stream${open === 1 ? '' : 's'} (its limit is ${limit}); close one first.`,
+    retryAfter: STREAMS_RETRY_AFTER_S,
+    details: { limit: 'STREAMS', scope, streams: open, maximum: limit, resetsAt: new Date(now + STREAMS_RETRY_AFTER_S * 1000).toISOString() },
+  });
+}
+
+/**
+ * Takes a stream slot or throws 429 CONCURRENCY_LIMITED; returns the slot id. The plan's limit of
+ * concurrent streams applies to the workspace and to the key (spec Limits: connection limits
+ * apply per key, workspace and service): a key of several workspaces holds no more streams in
+ * all of them together than the workspace it opens in allows. The workspace's lock, then the
+ * key's, serialise concurrent opens (PostgreSQL; SQLite's write transaction holds everything).
+ */
 export async function acquireSlot(deps: Deps, req: SlotRequest): Promise<string> {
   const limit = requireStreamsAllowed(req.workspace);
   const now = deps.clock.now();
   const id = newId();
   await deps.db.transaction().execute(async (trx) => {
     await lockAdmission(deps, trx, req.workspace.id, null);
+    await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', req.keyId)).execute();
     await store.deleteExpiredSlots(trx, req.workspace.id, now);
     const open = await store.countLiveSlots(trx, req.workspace.id, now);
-    if (open >= limit) {
-      throw new AppError('CONCURRENCY_LIMITED', {
-        message: `The workspace already has ${open} open job stream${open === 1 ? '' : 's'} (its limit is ${limit}); close one first.`,
-        retryAfter: STREAMS_RETRY_AFTER_S,
-        details: { limit: 'STREAMS', streams: open, maximum: limit, resetsAt: new Date(now + STREAMS_RETRY_AFTER_S * 1000).toISOString() },
-      });
-    }
+    if (open >= limit) throw streamsLimited('workspace', open, limit, now);
+    const byKey = await store.countLiveKeySlots(trx, req.keyId, now);
+    if (byKey >= limit) throw streamsLimited('key', byKey, limit, now);
     await store.insertSlot(trx, { id, workspace_id: req.workspace.id, key_id: req.keyId, job_id: req.jobId, expires_at_ms: now + req.ttlMs });
   });
   return id;

@@ -19,6 +19,17 @@ export async function countLiveSlots(db: Db, workspaceId: string, now: number): 
   return Number(r.n);
 }
 
+/** Live slots of a key, in every workspace (connection limits apply per key too). */
+export async function countLiveKeySlots(db: Db, keyId: string, now: number): Promise<number> {
+  const r = await db
+    .selectFrom('stream_slots')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('key_id', '=', keyId)
+    .where('expires_at_ms', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
 /** Removes the workspace's slots that stopped counting (their stream's process died). */
 export async function deleteExpiredSlots(db: Db, workspaceId: string, now: number): Promise<void> {
   await db.deleteFrom('stream_slots').where('workspace_id', '=', workspaceId).where('expires_at_ms', '<=', now).execute();
