@@ -146,6 +146,15 @@ describeEachDatabase('MCP transport', (get) => {
       assert.deepEqual([extra.isError, extra.body.code], [true, 'INVALID_REQUEST']);
       const unknown = await tool(client, 'service_nothing_here', { workspaceId: t.workspace.id });
       assert.deepEqual([unknown.isError, unknown.body.code], [true, 'NOT_FOUND']);
+      // IP ranges are checked against the MCP client's own address (here loopback).
+      const ranged = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'], ipRanges: ['10.0.0.0/8'] });
+      const outside = await connect(ctx, ranged.secret);
+      try {
+        const refused = await tool(outside, 'service_workspaces_list', { workspaceId: t.workspace.id });
+        assert.deepEqual([refused.isError, refused.status, refused.body.code], [true, 403, 'FORBIDDEN_IP']);
+      } finally {
+        await outside.close();
+      }
       await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 5 } });
       const used = await minuteUsed(ctx, t);
       assert.ok(used < 5);
