@@ -2,7 +2,8 @@
  * The MCP transport (decisions.md): Streamable HTTP at `/mcp`, stateless (each POST carries
  * whole JSON-RPC messages and gets JSON back; no session to keep, so any process of a
  * deployment answers). The request authenticates with the same bearer key as REST, which must
- * allow the `mcp` transport (401 and 403 FORBIDDEN_TRANSPORT are HTTP answers, as on REST).
+ * allow the `mcp` transport from the caller's address (401, 403 FORBIDDEN_IP, KEY_SUSPENDED and
+ * FORBIDDEN_TRANSPORT are HTTP answers, as on REST).
  *
  * A tool call is replayed in-process onto its REST route (Fastify inject, marked as MCP by
  * mcp/internal.ts), so workspace, scope, IP range, usage points, validation and errors are the
@@ -20,7 +21,7 @@ import type { Deps } from '../deps.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
 import { compileStrict } from '../http/validation.js';
-import { checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
+import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { internalMcpHeaders } from './internal.js';
 import { buildTools, type McpTool } from './tools.js';
@@ -77,10 +78,9 @@ async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey
     query: url.includes('?') ? [...new URLSearchParams(url.slice(url.indexOf('?') + 1)).entries()] : [],
   });
   if (key instanceof AppError) return key;
-  if (!key.transports.includes('mcp')) {
-    const refusal = new AppError('FORBIDDEN_TRANSPORT');
-    return (await recordAuthorizationFailure(deps, key, refusal)) ?? refusal;
-  }
+  // IP ranges, suspension and transport, as REST checks them before any workspace.
+  const refusal = checkKeyAccess(deps, key, { ip: request.ip, transport: 'mcp' });
+  if (refusal) return (await recordAuthorizationFailure(deps, key, refusal)) ?? refusal;
   return key;
 }
 

@@ -190,6 +190,21 @@ function withWorkspace(deps: Deps, key: ApiKey, req: AuthorizeRequest, workspace
  * role are cached.
  */
 export function checkAuthorization(deps: Deps, key: ApiKey, req: AuthorizeRequest): MaybePromise<AuthContext | AppError> {
+  const refused = checkKeyAccess(deps, key, req);
+  if (refused) return refused;
+  const workspaceId = workspaceIdOf(req.workspaceHeader);
+  if (workspaceId === undefined) return BAD_WORKSPACE_HEADER;
+  if (!key.workspaceIds.includes(workspaceId)) return FORBIDDEN_WORKSPACE;
+  const workspace = cachedWorkspace(deps, workspaceId);
+  return workspace instanceof Promise ? workspace.then((ws) => withWorkspace(deps, key, req, ws)) : withWorkspace(deps, key, req, workspace);
+}
+
+/**
+ * What a key must satisfy before any workspace is considered, in this order: the IP ranges (an
+ * off-network caller learns nothing more), the suspension, the transport. Also the whole check
+ * of the MCP endpoint itself, whose tool calls name their workspace each.
+ */
+export function checkKeyAccess(deps: Deps, key: ApiKey, req: Pick<AuthorizeRequest, 'ip' | 'transport'>): AppError | undefined {
   if (key.ipRanges.length > 0 && !addressAllowed(req.ip, key.ipRanges)) return FORBIDDEN_IP;
   if (key.suspendedUntil !== null) {
     const now = deps.clock.now();
@@ -201,11 +216,7 @@ export function checkAuthorization(deps: Deps, key: ApiKey, req: AuthorizeReques
     }
   }
   if (!key.transports.includes(req.transport)) return FORBIDDEN_TRANSPORT;
-  const workspaceId = workspaceIdOf(req.workspaceHeader);
-  if (workspaceId === undefined) return BAD_WORKSPACE_HEADER;
-  if (!key.workspaceIds.includes(workspaceId)) return FORBIDDEN_WORKSPACE;
-  const workspace = cachedWorkspace(deps, workspaceId);
-  return workspace instanceof Promise ? workspace.then((ws) => withWorkspace(deps, key, req, ws)) : withWorkspace(deps, key, req, workspace);
+  return undefined;
 }
 
 /** The workspace id of a well-formed X-Service-Workspace header (lower case), else undefined. */
