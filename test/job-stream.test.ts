@@ -37,6 +37,19 @@ async function openStream(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspac
   return httpGet(`${await baseUrl(ctx)}/v1/jobs/${jobId}/stream`, apiHeaders(t, { ...SSE, ...headers }));
 }
 
+/** Opens `count` streams of `jobId` (each must answer 200 and send its first frame); returns their readers. */
+async function openStreams(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, jobId: string, count: number) {
+  const readers = [];
+  for (let i = 0; i < count; i++) {
+    const res = await openStream(ctx, t, jobId);
+    assert.equal(res.status, 200);
+    const reader = frameReader(res);
+    assert.equal((await reader.next())?.event, 'job');
+    readers.push(reader);
+  }
+  return readers;
+}
+
 async function slotCount(ctx: TestContext, workspaceId: string): Promise<number> {
   const rows = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', workspaceId).execute();
   return rows.length;
@@ -206,14 +219,7 @@ describeEachDatabase('job streams (SSE)', (get) => {
     reset();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const jobId = await queuedJob(ctx, t);
-    const open = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await openStream(ctx, t, jobId);
-      assert.equal(res.status, 200);
-      const reader = frameReader(res);
-      assert.equal((await reader.next())?.event, 'job');
-      open.push(reader);
-    }
+    const open = await openStreams(ctx, t, jobId, 3);
     assert.equal(await slotCount(ctx, t.workspace.id), 3);
     const refused = await openStream(ctx, t, jobId);
     const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
@@ -242,14 +248,7 @@ describeEachDatabase('job streams (SSE)', (get) => {
     const inSecond = { secret: both.secret, workspace: second };
     const jobId = await queuedJob(ctx, t);
     const otherJob = await queuedJob(ctx, { ...t, secret: both.secret, workspace: second } as Tenant);
-    const open = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await openStream(ctx, inFirst, jobId);
-      assert.equal(res.status, 200);
-      const reader = frameReader(res);
-      assert.equal((await reader.next())?.event, 'job');
-      open.push(reader);
-    }
+    const open = await openStreams(ctx, inFirst, jobId, 3);
     const refused = await openStream(ctx, inSecond, otherJob);
     const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
     assert.deepEqual([body.details.limit, body.details.scope, body.details.streams, body.details.maximum], ['STREAMS', 'key', 3, 3]);
@@ -425,14 +424,7 @@ describeEachDatabase(
       const tenants = [await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 })];
       const jobs = [];
       for (const t of tenants) jobs.push(await queuedJob(ctx, t));
-      const open = [];
-      for (let i = 0; i < 2; i++) {
-        const res = await openStream(ctx, tenants[i]!, jobs[i]!);
-        assert.equal(res.status, 200);
-        const reader = frameReader(res);
-        assert.equal((await reader.next())?.event, 'job');
-        open.push(reader);
-      }
+      const open = [...(await openStreams(ctx, tenants[0]!, jobs[0]!, 1)), ...(await openStreams(ctx, tenants[1]!, jobs[1]!, 1))];
       const refused = await openStream(ctx, tenants[2]!, jobs[2]!);
       const body = await assertError(refused, 429, 'CONCURRENCY_LIMITED');
       assert.deepEqual([body.details.limit, body.details.scope, body.details.maximum], ['STREAMS', 'service', 2]);

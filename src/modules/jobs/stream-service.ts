@@ -102,9 +102,9 @@ export async function acquireSlot(deps: Deps, req: SlotRequest): Promise<string>
     await lockAdmission(deps, trx, req.workspace.id, null);
     await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', req.keyId)).execute();
     await store.deleteExpiredSlots(trx, req.workspace.id, now);
-    const open = await store.countLiveSlots(trx, req.workspace.id, now);
+    const open = await store.countLiveSlots(trx, { workspaceId: req.workspace.id }, now);
     if (open >= limit) throw streamsLimited('workspace', open, limit, now);
-    const byKey = await store.countLiveKeySlots(trx, req.keyId, now);
+    const byKey = await store.countLiveSlots(trx, { keyId: req.keyId }, now);
     if (byKey >= limit) throw streamsLimited('key', byKey, limit, now);
     await store.insertSlot(trx, { id, workspace_id: req.workspace.id, key_id: req.keyId, job_id: req.jobId, expires_at_ms: now + req.ttlMs });
   });

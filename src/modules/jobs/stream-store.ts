@@ -9,22 +9,12 @@ import type { Database, Row } from '../../db/schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export async function countLiveSlots(db: Db, workspaceId: string, now: number): Promise<number> {
+/** Live slots of a workspace, or of a key in every workspace (connection limits apply per key too). */
+export async function countLiveSlots(db: Db, owner: { workspaceId: string } | { keyId: string }, now: number): Promise<number> {
   const r = await db
     .selectFrom('stream_slots')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .where('expires_at_ms', '>', now)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
-/** Live slots of a key, in every workspace (connection limits apply per key too). */
-export async function countLiveKeySlots(db: Db, keyId: string, now: number): Promise<number> {
-  const r = await db
-    .selectFrom('stream_slots')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('key_id', '=', keyId)
+    .where('workspaceId' in owner ? 'workspace_id' : 'key_id', '=', 'workspaceId' in owner ? owner.workspaceId : owner.keyId)
     .where('expires_at_ms', '>', now)
     .executeTakeFirstOrThrow();
   return Number(r.n);
