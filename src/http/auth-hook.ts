@@ -48,7 +48,7 @@ export function requireAuth(request: FastifyRequest): AuthContext {
 }
 
 /** The decoded query-string pairs of the raw URL (independent of the route's query schema). */
-function queryPairs(url: string): [string, string][] {
+export function queryPairs(url: string): [string, string][] {
   const q = url.indexOf('?');
   if (q < 0) return [];
   return [...new URLSearchParams(url.slice(q + 1)).entries()];

@@ -18,6 +18,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { listRoutes } from '../app.js';
 import type { Deps } from '../deps.js';
+import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
 import { compileStrict } from '../http/validation.js';
@@ -72,10 +73,9 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
 
 /** The key of the MCP request: valid, and allowed the mcp transport. */
 async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey | AppError> {
-  const url = request.url;
   const key = await checkPresentedKey(deps, {
     authorization: request.headers.authorization,
-    query: url.includes('?') ? [...new URLSearchParams(url.slice(url.indexOf('?') + 1)).entries()] : [],
+    query: queryPairs(request.url),
   });
   if (key instanceof AppError) return key;
   // IP ranges, suspension and transport, as REST checks them before any workspace.
