@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import SqliteDatabase from 'better-sqlite3';
 import { runBody, seedJobTenant, sleep, startService } from './jobs-support.js';
 
-function rawLoop(n: number): number {
+export function rawLoop(n: number): number {
   const dir = mkdtempSync(join(tmpdir(), 'was-bench-raw-'));
   const db = new SqliteDatabase(join(dir, 'raw.db'));
   try {

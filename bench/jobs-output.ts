@@ -7,6 +7,12 @@
  * The detail also splits a read into its first page (where the service renders the document)
  * and the rest (median page latency), and gives this client's own CPU per page: on a loaded
  * 2-core machine the client competes with the service for the same cores.
+ *
+ * The floor: the same number of pages read one after another from the bare Fastify route
+ * `/bare-page` (an 8192-byte fragment, no work behind it). Rule 6 makes the pages dependent (each
+ * cursor comes from the page before), so no server can serve the read faster than that loop;
+ * `bestRatio` (sha256 time / floor time) is the highest ratio any implementation could reach
+ * on this machine.
  */
 import { createHash } from 'node:crypto';
 import { Agent, request } from 'undici';
@@ -60,7 +66,34 @@ async function readAll(dispatcher: Agent, base: string, headers: Record<string, 
   return { bytes: joined, pages, firstPageMs: latencies[0]!, restMs: latencies.slice(1) };
 }
 
-export async function measureOutputRead(base: string, headers: Record<string, string>, jobId: string, repeats = 3) {
+/** `pages` dependent reads of the bare route's output-sized page over one keep-alive connection (ms, median of `repeats`). */
+async function floorRead(bareUrl: string, pages: number, repeats: number): Promise<number> {
+  const dispatcher = new Agent({ connections: 1, pipelining: 1 });
+  try {
+    const url = bareUrl.replace(/\/bare$/, '/bare-page');
+    const once = async () => {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < pages; i++) {
+        const res = await request(url, { dispatcher });
+        const page = ((await res.body.json()) as { data: { fragment: string } }).data;
+        parts.push(Buffer.from(page.fragment, 'utf8'));
+      }
+      return Buffer.concat(parts);
+    };
+    await once();
+    const ms: number[] = [];
+    for (let i = 0; i < repeats; i++) {
+      const t0 = performance.now();
+      await once();
+      ms.push(performance.now() - t0);
+    }
+    return median(ms);
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+export async function measureOutputRead(base: string, headers: Record<string, string>, jobId: string, bareUrl: string, repeats = 3) {
   const dispatcher = new Agent({ connections: 1, pipelining: 1 });
   try {
     await readAll(dispatcher, base, headers, jobId); // warm-up (JIT, document render)
@@ -85,6 +118,7 @@ export async function measureOutputRead(base: string, headers: Record<string, st
     }
     const read = median(readMs);
     const sha = median(shaMs);
+    const floor = await floorRead(bareUrl, last!.pages, repeats);
     return {
       ratio: sha / read,
       detail: {
@@ -96,6 +130,9 @@ export async function measureOutputRead(base: string, headers: Record<string, st
         firstPageMs: +median(firstPageMs).toFixed(1),
         medianPageUs: +(median(pageMs) * 1000).toFixed(0),
         clientCpuUsPerPage: +((cpu.user + cpu.system) / (repeats * last!.pages)).toFixed(0),
+        floorReadMs: +floor.toFixed(1),
+        floorUsPerPage: +((floor * 1000) / last!.pages).toFixed(1),
+        bestRatio: +(sha / floor).toFixed(3),
       },
     };
   } finally {

@@ -9,6 +9,8 @@
  *        no-op task) on the same PostgreSQL                                                        goal >= 1.0
  *   (jd) drain of 20,000 admitted jobs on SQLite / a raw better-sqlite3 claim-and-complete loop    goal >= 0.5
  *   (je) reading and verifying a 16 MiB complete output (all pages, Rule 6) / sha256 of the bytes  goal >= 0.5
+ *        (its detail also gives bestRatio: sha256 over the same number of dependent page reads from
+ *        the bare route, the ceiling of any server on this machine; see jobs-output.ts)
  *
  * Run alone with `node --import tsx bench/jobs.ts` (BENCH_FROM_SOURCE=1 runs src/ instead of
  * dist/), or as part of `npm run bench`. BENCH_JOBS=ja,jd selects cases; BENCH_PG_URL (default
@@ -81,7 +83,7 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
         if (SELECTED.includes('je')) {
           const jobId = await admitOne(svc.base, t, '[sim:outputBytes=16000000]');
           await waitCompleted(svc.base, t.headers, jobId);
-          const r = await measureOutputRead(svc.base, t.headers, jobId);
+          const r = await measureOutputRead(svc.base, t.headers, jobId, bare.url);
           out.push(ratio('je', '16 MiB complete output read+verify / sha256', r.ratio, 0.5, r.detail));
         }
       } finally {

@@ -283,6 +283,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     childLoggerFactory: lazyChildLogger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Path parameters up to 512 characters: a domain's hostname (up to 253) is one, in the admin
+    // API's verify and remove paths. The router's default of 100 refused hostnames it had accepted.
+    routerOptions: { maxParamLength: 512 },
     // Requests that arrive while the server drains get our 503 envelope (hook below), not Fastify's.
     return503OnClosing: false,
     // Malformed URLs (bad percent-encoding, over-long parameters) get the same envelope as the rest.

@@ -226,6 +226,19 @@ describeEachDatabase('balance and transactions', (get_) => {
     }
   });
 
+  test('list limits are integers in plain decimal digits: 0x10, 1e1, 2.0, +5, " 5", 010 are 400 INVALID_REQUEST', async () => {
+    const ctx = get_();
+    const t = await seedTenant(ctx.deps, { credits: 1_000 });
+    for (const url of ['/v1/balance', '/v1/transactions', '/v1/jobs', '/v1/media', '/v1/events']) {
+      for (const limit of ['0x10', '1e1', '2.0', '+5', ' 5', '5 ', '010', '0b11', '5_0']) {
+        const res = await get(ctx, t, url, { limit });
+        assertStatus(res, 400, 'INVALID_REQUEST');
+        assert.match(res.json().message, /limit must be an integer in decimal digits/);
+      }
+      assertStatus(await get(ctx, t, url, { limit: '10' }), 200);
+    }
+  });
+
   test('balance: expired allocations are not listed and not counted', async () => {
     const ctx = get_();
     const t = await seedTenant(ctx.deps);

@@ -106,6 +106,36 @@ describeEachDatabase('MCP transport', (get) => {
     assert.equal((await fetch(`${base}/mcp`)).status, 405);
   });
 
+  test('JSON-RPC batches: an empty batch, or one that repeats a request id, is refused whole (HTTP 400, -32600) and runs nothing', async () => {
+    const ctx = get();
+    const base = await baseUrl(ctx);
+    const t = await seedTenant(ctx.deps);
+    const post = (body: unknown) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify(body),
+      });
+    const upload = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'service_media_upload', arguments: { workspaceId: t.workspace.id, name: 'a.wav', mimeType: 'audio/wav', dataBase64: Buffer.from('not audio').toString('base64') } },
+    });
+    for (const [body, reason] of [[[], /empty/], [[upload(7), upload(7)], /repeats the request id 7/]] as const) {
+      const res = await post(body);
+      assert.equal(res.status, 400);
+      assert.ok(res.headers.get('x-request-id'), 'the refusal carries X-Request-Id');
+      const json = (await res.json()) as { id: unknown; error: { code: number; message: string } };
+      assert.equal(json.id, null);
+      assert.equal(json.error.code, -32600);
+      assert.match(json.error.message, reason);
+    }
+    const ping = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    assert.equal(ping.status, 200, 'distinct ids are answered');
+    assert.deepEqual(((await ping.json()) as { id: number }[]).map((r) => r.id).sort(), [1, 2]);
+  });
+
   test('service_runs_create runs like POST /v1/runs: same body and points, executionOrigin mcp on the job and the ledger, Idempotency-Key replays', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });

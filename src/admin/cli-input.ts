@@ -7,6 +7,7 @@ import type { parseArgs } from 'node:util';
 import type { ErrorObject } from 'ajv';
 import type { Static, TSchema } from 'typebox';
 import { compileStrict } from '../http/validation.js';
+import { canonicalIds } from './schemas.js';
 
 /** Every option of every command; each command lists the ones it takes. */
 export const OPTIONS = {
@@ -71,7 +72,7 @@ export function checked<T extends TSchema>(schema: T, value: Record<string, unkn
   const validate = compileStrict(schema);
   const input = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
   if (!validate(input)) throw new UsageError(describeProblem(validate.errors ?? [], flags));
-  return input as Static<T>;
+  return canonicalIds(input) as Static<T>;
 }
 
 /** A whole number, or the raw text for the schema to refuse (so "1e3" or "12abc" never pass as numbers). */

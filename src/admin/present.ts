@@ -1,4 +1,5 @@
 /** JSON shapes of operator-facing objects (admin API and command line tool share them). */
+import { AppError } from '../http/errors.js';
 import { toIso } from '../lib/clock.js';
 import type { Organization, User, Workspace } from '../modules/accounts/types.js';
 import type { ApiKey } from '../modules/auth/types.js';
@@ -68,8 +69,16 @@ export const presentNotification = (n: Notification) => ({
   details: n.details,
 });
 
-/** ISO timestamp (or null/undefined) from a request into epoch ms. */
+/**
+ * ISO timestamp (or null/undefined) from a request into epoch ms. The date-time format also
+ * accepts times no Date can hold (a leap second `23:59:60`, an offset `+05` without minutes):
+ * those are a 400 here, before anything is written, never NaN stored or formatted later.
+ */
 export function parseTimestamp(value: string | null | undefined): number | null | undefined {
   if (value === undefined || value === null) return value;
-  return Date.parse(value);
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms)) {
+    throw new AppError('INVALID_REQUEST', { message: `Not a time this service can read: "${value}" (write it like 2027-01-31T12:00:00Z or with a ±HH:MM offset).` });
+  }
+  return ms;
 }

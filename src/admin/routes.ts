@@ -5,9 +5,12 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
+import { queryPairs } from '../http/auth-hook.js';
 import { envelopeSchema, ok } from '../http/envelope.js';
+import { AppError } from '../http/errors.js';
 import * as accounts from '../modules/accounts/service.js';
 import { createKey, revokeKey } from '../modules/auth/keys.js';
+import { QUERY_KEY_PARAMS } from '../modules/auth/service.js';
 import { grantCredits } from '../modules/billing/service.js';
 import { addDomain, removeDomain, verifyDomain } from '../modules/domains/service.js';
 import { listWorkspaceNotifications } from '../modules/notifications/service.js';
@@ -17,7 +20,29 @@ import * as P from './present.js';
 
 type Handler<B, Params> = (request: FastifyRequest<{ Body: B; Params: Params }>) => Promise<unknown>;
 
+/** Query parameter names that carry a credential (refused like an API key in the query string). */
+const CREDENTIAL_PARAMS = new Set(QUERY_KEY_PARAMS.map((name) => name.toLowerCase()));
+
 export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  // The admin token belongs in the Authorization header only: in a URL it reaches logs, proxies
+  // and browser history. A query string that carries it (or any credential parameter) is 401,
+  // even beside a valid header, like an API key there (decisions.md section 1). This hook of the
+  // admin routes runs before the per-route token check, so nothing else is looked at first.
+  const token = deps.config.adminToken;
+  app.addHook('onRequest', (request, _reply, done) => {
+    const pairs = request.url.includes('?') ? queryPairs(request.url) : [];
+    if (pairs.some(([name, value]) => CREDENTIAL_PARAMS.has(name.toLowerCase()) || (token !== undefined && (name.includes(token) || value.includes(token))))) {
+      return done(new AppError('UNAUTHENTICATED', { message: 'The admin token goes in the Authorization header, never in the query string.' }));
+    }
+    done();
+  });
+  // Ids in any spelling the schemas accept (upper case, urn:uuid:) name the same row.
+  app.addHook('preHandler', (request, _reply, done) => {
+    request.params = S.canonicalIds(request.params);
+    if (request.body) request.body = S.canonicalIds(request.body);
+    done();
+  });
+
   function post<B extends TSchema, R extends TSchema, Params extends TSchema>(
     url: string,
     code: string,

@@ -5,10 +5,35 @@ import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { OPERATION_IDS } from '../operations/ids.js';
 
 const strict = { additionalProperties: false } as const;
+/**
+ * Text stored as it is (names, provider keys): no NUL, which PostgreSQL cannot store, and no
+ * unpaired surrogate, which UTF-8 cannot encode (it would be stored as U+FFFD, unlike what the
+ * response shows). Patterns are compiled with the `u` flag, so a surrogate pair is one code point.
+ */
+const STORABLE_TEXT = '^[^\\u0000\\uD800-\\uDFFF]*$';
+const NameSchema = Type.String({ minLength: 1, maxLength: 200, pattern: STORABLE_TEXT });
 const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Type.Literal('pro')]);
 const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 const PositiveMillicents = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const NullablePositiveMillicents = Type.Union([PositiveMillicents, Type.Null()]);
+
+const ID_PROPERTIES = new Set(['id', 'userId', 'ownerUserId', 'organizationId']);
+const canonicalId = (v: unknown) => (typeof v === 'string' ? v.toLowerCase().replace(/^urn:uuid:/, '') : v);
+
+/**
+ * The ids of a checked input in the form they are stored in: lower case, without the `urn:uuid:`
+ * prefix the uuid format also accepts. UUIDs are case-insensitive (RFC 9562), as the public API's
+ * X-Service-Workspace header is, so any spelling the schema accepts names the same row.
+ */
+export function canonicalIds<T>(value: T): T {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [name, v] of Object.entries(out)) {
+    if (ID_PROPERTIES.has(name)) out[name] = canonicalId(v);
+    else if (name === 'workspaceIds' && Array.isArray(v)) out[name] = v.map(canonicalId);
+  }
+  return out as T;
+}
 
 /** Path parameters (the command line tool checks its id options with the same schemas). */
 export const IdParams = Type.Object({ id: Uuid }, strict);
@@ -18,14 +43,14 @@ export const HostnameParams = Type.Object({ id: Uuid, hostname: Type.String({ mi
 export const EmptyBody = Type.Union([Type.Object({}, strict), Type.Null()]);
 
 export const CreateUserBody = Type.Object(
-  { email: Type.String({ format: 'email', maxLength: 320 }), name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { email: Type.String({ format: 'email', maxLength: 320 }), name: NameSchema },
   strict,
 );
-export const CreateOrganizationBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), ownerUserId: Uuid }, strict);
+export const CreateOrganizationBody = Type.Object({ name: NameSchema, ownerUserId: Uuid }, strict);
 export const AddMemberBody = Type.Object({ userId: Uuid, role: RoleSchema }, strict);
 export const CreateWorkspaceBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: NameSchema,
     plan: PlanSchema,
     ownerUserId: Type.Optional(Uuid),
     organizationId: Type.Optional(Uuid),
@@ -75,7 +100,7 @@ export const VerifyDomainBody = Type.Object(
   strict,
 );
 export const ProviderKeyBody = Type.Object(
-  { provider: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_.-]*$' }), apiKey: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { provider: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9][a-z0-9_.-]*$' }), apiKey: Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\uD800-\\uDFFF]*$' }) },
   strict,
 );
 export const CreateKeyBody = Type.Object(

@@ -15,7 +15,15 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  ListToolsRequestSchema,
+  PingRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { listRoutes } from '../app.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
@@ -46,6 +54,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
     const key = await authenticate(deps, request);
     if (key instanceof AppError) return sendAppError(request, reply, key);
+    const refusal = batchRefusal(request.body);
+    if (refusal) return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${refusal}` } });
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
     // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -55,12 +65,16 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     }));
     server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, toolTable().byName.get(call.params.name), call.params.name, call.params.arguments ?? {}, request));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport writes the response itself: the headers set so far (X-Request-Id, which every
+    // response carries) go onto the raw response first, since Fastify does not send them after hijack.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
+    answerInvalidParams(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
 
@@ -69,6 +83,69 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     reply.status(405).header('Allow', 'POST').send(errorBody(request, 'INVALID_REQUEST', 'The MCP endpoint is stateless: send JSON-RPC messages with POST.'));
   app.get('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, notAllowed);
   app.delete('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, notAllowed);
+}
+
+/**
+ * Why a JSON-RPC batch is refused whole, if it is: an empty batch (JSON-RPC 2.0: a single Invalid
+ * Request error), or one that repeats a request id. The transport answers a batch once every id has
+ * a response, so a second request with the same id would run unreported (its response finds the
+ * exchange closed).
+ */
+function batchRefusal(body: unknown): string | undefined {
+  if (!Array.isArray(body)) return undefined;
+  if (body.length === 0) return 'the batch is empty.';
+  const repeated = repeatedRequestId(body);
+  return repeated === undefined ? undefined : `the batch repeats the request id ${JSON.stringify(repeated)}; each request needs its own id.`;
+}
+
+/** The first id (a string or number: other ids fail the message check) that two requests of a JSON-RPC batch share, if any. */
+function repeatedRequestId(body: unknown[]): string | number | undefined {
+  const seen = new Set<string>();
+  for (const message of body as unknown[]) {
+    if (message === null || typeof message !== 'object' || typeof (message as { method?: unknown }).method !== 'string') continue;
+    const id = (message as { id?: unknown }).id;
+    if (typeof id !== 'string' && typeof id !== 'number') continue;
+    const key = `${typeof id}:${id}`;
+    if (seen.has(key)) return id;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+interface ParamsSchema {
+  safeParse(value: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } };
+}
+
+/** The request schemas of the methods this server answers. */
+const REQUEST_SCHEMAS = new Map<string, ParamsSchema>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+]);
+
+/**
+ * Params that do not fit their method are the client's mistake: JSON-RPC -32602 Invalid params.
+ * The SDK parses them before the handler and reports a failure as -32603 Internal error (a server
+ * fault), so each request is checked here, between the transport and the server, and answered
+ * with -32602 without reaching it.
+ */
+function answerInvalidParams(transport: StreamableHTTPServerTransport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message)) {
+      const parsed = REQUEST_SCHEMAS.get(message.method)?.safeParse(message);
+      if (parsed && !parsed.success) {
+        const issue = parsed.error?.issues[0];
+        const where = issue ? `: ${issue.path.map(String).join('.') || 'params'}: ${issue.message}` : '';
+        transport
+          .send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}${where}` } })
+          .catch(() => undefined);
+        return;
+      }
+    }
+    deliver?.(message, extra);
+  };
 }
 
 /** The key of the MCP request: valid, and allowed the mcp transport. */
@@ -106,6 +183,11 @@ async function callTool(
     }));
     return toolError('INVALID_REQUEST', 'The tool arguments do not match its input schema.', { errors });
   }
+  // Buffer.from(…, 'base64') skips what it cannot read and stops at padding: refuse such text
+  // rather than upload bytes the client did not send.
+  if (tool.upload && !isBase64(String(args.dataBase64))) {
+    return toolError('INVALID_REQUEST', 'dataBase64 is not base64.', { errors: [{ pointer: '/dataBase64', message: 'must be base64 (RFC 4648, standard or URL-safe alphabet)' }] });
+  }
   let url = tool.url;
   for (const p of tool.pathParams) url = url.replace(`:${p}`, encodeURIComponent(String(args[p])));
   const query: Record<string, string> = {};
@@ -123,7 +205,7 @@ async function callTool(
     payload = multipart.body;
   } else if (tool.method === 'POST' && tool.bodyParams.length > 0) {
     headers['content-type'] = 'application/json';
-    payload = JSON.stringify(Object.fromEntries(tool.bodyParams.filter((b) => args[b] !== undefined).map((b) => [b, args[b]])));
+    payload = stringifyJson(Object.fromEntries(tool.bodyParams.filter((b) => args[b] !== undefined).map((b) => [b, args[b]])));
   }
   const res = await app.inject({ method: tool.method, url, query, headers, ...(payload !== undefined ? { payload } : {}), remoteAddress: original.ip });
   let body: Record<string, unknown>;
@@ -142,11 +224,69 @@ async function callTool(
   };
 }
 
+/**
+ * Base64 that decodes without loss: the standard or URL-safe alphabet, padding only at the end and
+ * only to a whole quantum (or none), no length that no encoding has; line breaks and spaces
+ * (MIME-style wrapping) are tolerated.
+ */
+export function isBase64(text: string): boolean {
+  const m = /^([A-Za-z0-9+/_-]*)(={0,2})$/.exec(text.replace(/[\t\n\r ]/g, ''));
+  if (!m) return false;
+  const data = m[1]!.length;
+  const padding = m[2]!.length;
+  if (data % 4 === 1) return false;
+  return padding === 0 || (data + padding) % 4 === 0;
+}
+
+/**
+ * JSON.stringify for parsed JSON values, without recursion: JSON.stringify overflows the stack on a
+ * few thousand nested arrays, which the arguments of one tool call can hold (the REST route answers
+ * such a body with its own 400; the replay must reach it rather than fail on the way).
+ */
+export function stringifyJson(root: unknown): string {
+  const out: string[] = [];
+  const stack: { entries: [string | undefined, unknown][]; next: number; close: string }[] = [];
+  let value = root;
+  for (;;) {
+    if (value !== null && typeof value === 'object') {
+      const isArray = Array.isArray(value);
+      out.push(isArray ? '[' : '{');
+      stack.push({
+        entries: isArray
+          ? (value as unknown[]).map((v): [undefined, unknown] => [undefined, v === undefined || typeof v === 'function' ? null : v])
+          : Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined && typeof v !== 'function'),
+        next: 0,
+        close: isArray ? ']' : '}',
+      });
+    } else {
+      out.push(JSON.stringify(value) ?? 'null');
+    }
+    let more = false;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      if (top.next < top.entries.length) {
+        const [key, next] = top.entries[top.next]!;
+        if (top.next > 0) out.push(',');
+        if (key !== undefined) out.push(JSON.stringify(key), ':');
+        top.next += 1;
+        value = next;
+        more = true;
+        break;
+      }
+      out.push(top.close);
+      stack.pop();
+    }
+    if (!more) return out.join('');
+  }
+}
+
 /** multipart/form-data with one file part named `file`, as REST uploads send it. */
 function uploadBody(name: string, mimeType: string, bytes: Buffer): { contentType: string; body: Buffer } {
   const boundary = `----mcp-${randomBytes(12).toString('hex')}`;
-  // Header values cannot carry quotes or line breaks; the REST receiver reads the name as sent.
-  const safeName = name.replace(/["\r\n\\]/g, '_');
+  // A quoted-string: `"` and `\` are escaped (the receiver unescapes them, so the item is named as
+  // a REST upload of that filename would be). A line break cannot be carried in a header at all;
+  // it is a control character, which the name drops anyway.
+  const safeName = name.replace(/[\r\n]/g, '').replace(/["\\]/g, (c) => `\\${c}`);
   const safeType = mimeType.replace(/[\r\n]/g, '');
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${safeName}"\r\nContent-Type: ${safeType}\r\n\r\n`);
   return { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.concat([head, bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]) };

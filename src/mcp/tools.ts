@@ -121,7 +121,7 @@ function toolFor(route: RouteEntry, name: string): McpTool {
       properties: {
         name: { type: 'string', minLength: 1, maxLength: 255, description: 'File name of the media item.' },
         mimeType: { type: 'string', minLength: 1, maxLength: 255, description: 'Declared type; the content must match it (as a REST upload).' },
-        dataBase64: { type: 'string', minLength: 1, maxLength: MCP_UPLOAD_MAX_BASE64, description: `The file, base64-encoded: at most ${MCP_UPLOAD_MAX_BASE64} characters. Larger files: REST multipart upload, then pass the media id.` },
+        dataBase64: { type: 'string', minLength: 1, maxLength: MCP_UPLOAD_MAX_BASE64, contentEncoding: 'base64', description: `The file, base64-encoded: at most ${MCP_UPLOAD_MAX_BASE64} characters. Larger files: REST multipart upload, then pass the media id.` },
       },
       required: ['name', 'mimeType', 'dataBase64'],
     });

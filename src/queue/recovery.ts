@@ -27,13 +27,17 @@ export async function recoverExpiredLeases(deps: Deps, limit = 50): Promise<numb
     // process gone nobody would receive a result, so the job fails instead of running again.
     const synchronous = findOperation(job.operation_id)?.asynchronous === false;
     if (synchronous || Number(job.recoveries) >= MAX_RECOVERIES) {
+      const checkpoint = readCheckpoint(job);
       const row = await finishJob(deps, job.id, {
         workspaceId: job.workspace_id,
         status: 'failed',
         from: ['processing'],
         leaseToken: Number(job.lease_token),
-        consumedMillicents: readCheckpoint(job).attemptCost,
+        consumedMillicents: checkpoint.attemptCost,
         errorCode: 'WORKER_LOST',
+        // Recorded with its cost now charged (attemptCost back to 0), as every finish that
+        // charges an attempt records it.
+        checkpoint,
       });
       if (row) recovered++;
       continue;

@@ -1,6 +1,6 @@
 /** Helpers for job-stream tests: a listening app, an EventSource with API headers, a raw SSE frame reader. */
 import { EventSource } from 'eventsource';
-import { request } from 'node:http';
+import { request, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TestContext } from './harness.js';
@@ -19,8 +19,14 @@ export async function baseUrl(ctx: TestContext): Promise<string> {
  * response is cancelled, which would hold app.close() until the server's keep-alive timeout.
  */
 export function httpGet(url: string, headers: Record<string, string>): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers, agent: false }, (res) => {
+  return streamGet(url, headers).response;
+}
+
+/** httpGet with its request (to abort it); a header value may be a list, sent as several header lines. */
+export function streamGet(url: string, headers: Record<string, string | string[]>): { response: Promise<Response>; request: ClientRequest } {
+  let req!: ClientRequest;
+  const response = new Promise<Response>((resolve, reject) => {
+    req = request(url, { headers, agent: false }, (res) => {
       const out = new Headers();
       for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out.set(name, Array.isArray(value) ? value.join(', ') : value);
       const body = res.statusCode === 204 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
@@ -29,6 +35,7 @@ export function httpGet(url: string, headers: Record<string, string>): Promise<R
     req.on('error', reject);
     req.end();
   });
+  return { response, request: req };
 }
 
 export function apiHeaders(t: Pick<Tenant, 'secret' | 'workspace'>, extra: Record<string, string> = {}): Record<string, string> {

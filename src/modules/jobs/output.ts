@@ -79,10 +79,12 @@ export async function readOutput(deps: Deps, workspaceId: string, jobId: string,
   const now = deps.clock.now();
   const ttlMs = deps.config.outputCursorTtlS * 1000;
   const prior = cursor === undefined ? undefined : decodeCursor(deps, jobId, cursor);
-  if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
   // Identify the result by its stored digest; the document is rendered once per read (output-document.ts).
   const head = await readHead(deps, workspaceId, jobId);
+  // The job must be in the caller's workspace before the cursor's age is told: another
+  // workspace's job is 404 with any cursor of it, fresh or expired (decisions.md section 3).
   if (!head) throw new AppError('NOT_FOUND', { message: 'No such job in this workspace.' });
+  if (prior && now - prior.i > ttlMs) throw new AppError('CURSOR_EXPIRED');
   const resultHash = (head.output_sha256 ?? 'none').slice(0, 24);
   if (prior && prior.h !== resultHash) throw new AppError('OUTPUT_CHANGED');
   const signingTime = prior?.t ?? now;

@@ -120,6 +120,9 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
         run_after_ms: now,
         recoveries: 0,
         progress: (cp.stepsDone / Number(row.steps_total)) * 100,
+        // The failed attempt was settled when it failed: the new attempt owes nothing for the
+        // steps kept, or a later finish or cancel would charge them a second time.
+        checkpoint_json: JSON.stringify({ ...cp, attemptCost: 0 }),
         key_id: auth.key.id,
       });
       if (!changed) throw new AppError('JOB_NOT_RETRYABLE');

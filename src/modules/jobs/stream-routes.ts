@@ -90,6 +90,10 @@ export async function streamRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       hub.add(stream);
       reply.raw.on('close', () => stream.end('client'));
       reply.raw.on('error', () => stream.end('client'));
+      // A client that went away while the request waited (auth, the job read, the slot's
+      // transaction) closed the response before these listeners existed: its 'close' is not
+      // coming again, and the slot would stay taken until a keep-alive write failed.
+      if (reply.raw.destroyed || request.raw.destroyed) stream.end('client');
       try {
         await stream.subscribe();
       } catch (err) {

@@ -33,18 +33,27 @@ export function isTerminal(row: Pick<JobRow, 'status'>): boolean {
 }
 
 /**
- * True when the Accept header lists text/event-stream (or text/* or * / *) with a non-zero
- * quality. EventSource clients always send `Accept: text/event-stream`.
+ * True when the Accept header accepts text/event-stream: the most specific of the ranges that
+ * match it (text/event-stream, then text/*, then * / *) decides, with a non-zero quality (RFC 9110
+ * section 12.5.1), so `text/event-stream;q=0, * / *` refuses the stream that `* / *` alone would
+ * allow. EventSource clients always send `Accept: text/event-stream`.
  */
 export function acceptsEventStream(accept: string | string[] | undefined): boolean {
   const value = Array.isArray(accept) ? accept.join(',') : accept;
   if (!value) return false;
-  return value.split(',').some((range) => {
+  let best = -1;
+  let quality = 0;
+  for (const range of value.split(',')) {
     const [type = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    if (type !== 'text/event-stream' && type !== 'text/*' && type !== '*/*') return false;
+    const specificity = type === 'text/event-stream' ? 2 : type === 'text/*' ? 1 : type === '*/*' ? 0 : -1;
+    if (specificity < 0 || specificity < best) continue;
     const q = params.find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    const usable = Number.isFinite(weight) ? weight : 0;
+    quality = specificity > best ? usable : Math.max(quality, usable);
+    best = specificity;
+  }
+  return best >= 0 && quality > 0;
 }
 
 /** The Last-Event-ID header as a version number; undefined when absent or empty; 400 otherwise. */

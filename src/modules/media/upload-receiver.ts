@@ -6,7 +6,7 @@
  * request leaves no staging file behind.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -45,6 +45,15 @@ function mapError(err: unknown, maxBytes: number): unknown {
   return onePart('The multipart body is malformed or incomplete.');
 }
 
+/** Resolves once `stream` has released its file (destroying it first if it is still open). */
+function closed(stream: WriteStream): Promise<void> {
+  if (stream.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('close', () => resolve());
+    stream.destroy();
+  });
+}
+
 async function stagePart(part: MultipartFile, stagingDir: string, maxBytes: number): Promise<StagedUpload> {
   const path = newStagingPath(stagingDir);
   const hash = createHash('sha256');
@@ -57,10 +66,15 @@ async function stagePart(part: MultipartFile, stagingDir: string, maxBytes: numb
       callback(null, chunk);
     },
   });
+  const out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
   try {
-    await pipeline(part.file, meter, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+    await pipeline(part.file, meter, out);
     if (part.file.truncated) throw tooLarge(maxBytes);
   } catch (err) {
+    // pipeline rejects on the first error without waiting for the file stream to close, and that
+    // stream opens its file asynchronously: removing the path before the open completes would
+    // leave the file behind (a request body cut short early in the part did so). Wait for it.
+    await closed(out);
     await rm(path, { force: true });
     throw err;
   }
@@ -74,8 +88,11 @@ export async function receiveUpload(request: FastifyRequest, stagingDir: string,
   if (Number.isFinite(declaredLength) && declaredLength > maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(maxBytes);
   let staged: StagedUpload | undefined;
   try {
+    // `parts: 1`: busboy counts every part but silently skips one without a form-data
+    // Content-Disposition, so a limit of 2 let such a part ride along with the file unseen (and the
+    // upload be stored). With 1, any second part, whatever its headers, fails with a parts limit.
     const parts = request.parts({
-      limits: { fileSize: maxBytes, files: 2, fields: 1, parts: 2, fieldNameSize: 100, fieldSize: 1024, headerPairs: 64 },
+      limits: { fileSize: maxBytes, files: 2, fields: 1, parts: 1, fieldNameSize: 100, fieldSize: 1024, headerPairs: 64 },
     });
     for await (const part of parts) {
       if (part.type !== 'file' || part.fieldname !== 'file') throw onePart('Only one part, a file named "file", is accepted.');
@@ -86,6 +103,8 @@ export async function receiveUpload(request: FastifyRequest, stagingDir: string,
     if (staged) await rm(staged.path, { force: true });
     throw mapError(err, maxBytes);
   }
-  if (!staged) throw onePart('The request has no file part named "file".');
+  // The multipart parser skips a part whose filename holds a line break (possible only in an
+  // RFC 5987 filename*): such a request has no readable file part either.
+  if (!staged) throw onePart('The request has no file part named "file" (a part whose filename holds a line break is not read).');
   return staged;
 }

@@ -11,6 +11,41 @@ import { checkMediaInputs } from '../media/service.js';
 
 const validators = new Map<string, ReturnType<typeof compileStrict>>();
 
+/**
+ * How deeply an operation input may nest. No input schema goes deeper than 3 levels
+ * (`/input/edits/0/type`); the bound keeps hostile bodies away from recursive code:
+ * structuredClone (and JSON.stringify) overflow the stack on a few thousand nested arrays, which
+ * a 1 MiB body holds easily, and that surfaced as a 500 instead of 400 INVALID_INPUT.
+ */
+export const MAX_INPUT_DEPTH = 32;
+
+/** A JSON pointer segment (RFC 6901). */
+function pointerSegment(key: string): string {
+  return key.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * Refuses an input nested deeper than MAX_INPUT_DEPTH with 400 INVALID_INPUT pointing at the first
+ * value too deep. Iterative, so no input can exhaust the stack here.
+ */
+function checkInputDepth(input: unknown): void {
+  type Node = { value: unknown; depth: number; parent: Node | undefined; key: string };
+  const stack: Node[] = [{ value: input, depth: 0, parent: undefined, key: '' }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const { value } = node;
+    if (value === null || typeof value !== 'object') continue;
+    if (node.depth >= MAX_INPUT_DEPTH) {
+      const path: string[] = [];
+      for (let n: Node | undefined = node; n?.parent; n = n.parent) path.push(pointerSegment(n.key));
+      throw new AppError('INVALID_INPUT', {
+        details: { errors: [{ pointer: `/input/${path.reverse().join('/')}`, message: `must NOT nest deeper than ${MAX_INPUT_DEPTH} levels` }] },
+      });
+    }
+    for (const key of Object.keys(value)) stack.push({ value: (value as Record<string, unknown>)[key], depth: node.depth + 1, parent: node, key });
+  }
+}
+
 function validatorFor(op: OperationContract) {
   let v = validators.get(op.id);
   if (!v) {
@@ -53,6 +88,7 @@ export async function checkOperationRequest(
   const op = findOperation(operationId);
   if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
   if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
+  checkInputDepth(input);
   const copy = structuredClone(input);
   const validate = validatorFor(op);
   if (!validate(copy)) {
