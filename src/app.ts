@@ -20,6 +20,7 @@ import Fastify, {
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
+import { OPERATIONS } from './operations/registry.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
@@ -340,7 +341,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
           'Every response carries `X-Request-Id`; authenticated responses carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.',
       },
       servers: [{ url: deps.config.publicBaseUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (wask_…) issued by the operator.' } } },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (wask_…) issued by the operator.' } },
+        // Each operation's input and result (the `input` of estimates and runs, the `result` of a
+        // run and the complete output of its job), whatever provider runs it.
+        schemas: Object.fromEntries(
+          OPERATIONS.flatMap((op) => [
+            [`${op.id}.input`, op.inputSchema],
+            [`${op.id}.result`, op.resultSchema],
+          ]),
+        ),
+      },
       security: [{ bearerAuth: [] }],
     },
     // Only key-authenticated /v1 routes are public; admin, system and docs routes stay out.

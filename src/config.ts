@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { isValidRange } from './modules/auth/ip-ranges.js';
+import { loadProvidersFile, type ProvidersFile } from './providers/providers-file.js';
 
 export type Role = 'api' | 'worker' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -43,6 +44,8 @@ export interface Config {
   /** Job streams (SSE) one API process holds open at once, over all workspaces and keys. */
   streamsPerProcess: number;
   providersFile: string | undefined;
+  /** The validated providers file (decisions.md section 5); undefined: every paid operation is simulated. */
+  providers: ProvidersFile | undefined;
   logLevel: LogLevel;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
@@ -129,7 +132,13 @@ export function loadConfig(env: Env = process.env): Config {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')} (got "${logLevel}")`);
   const providersFile = str('PROVIDERS_FILE');
+  let providers: ProvidersFile | undefined;
   if (providersFile !== undefined && !existsSync(providersFile)) problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
+  else if (providersFile !== undefined) {
+    const loaded = loadProvidersFile(providersFile, env);
+    problems.push(...loaded.problems);
+    providers = loaded.file;
+  }
 
   const config: Config = {
     port,
@@ -156,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobConcurrency: int('JOB_CONCURRENCY', 32, 1, 1024),
     streamsPerProcess: int('STREAMS_PER_PROCESS', 1000, 1, 100_000),
     providersFile,
+    providers,
     logLevel: logLevel as LogLevel,
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
   };

@@ -4,7 +4,7 @@
  */
 import pino, { type Logger } from 'pino';
 import type { Kysely } from 'kysely';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { openDatabase, migrateToLatest, type Capabilities, type DatabaseHandle } from './db/connect.js';
 import type { Database } from './db/schema.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -15,12 +15,14 @@ import { AuthCache } from './modules/auth/auth-cache.js';
 import { readAuthEpoch } from './modules/auth/store.js';
 import { AbuseTracker } from './modules/auth/suspension.js';
 import { UsageMeter } from './modules/usage/meter.js';
-import { resolveTxt } from 'node:dns/promises';
+import { lookup, resolveTxt } from 'node:dns/promises';
 import { createEgress } from './egress/client.js';
 import type { Egress } from './egress/types.js';
 import { createBlobStore, type BlobStore } from './modules/media/blob-store.js';
 import { JobChangeFeed } from './modules/jobs/changes.js';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/stream-settings.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { checkProviderAddresses } from './providers/providers-file.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
@@ -42,6 +44,8 @@ export interface Deps {
   abuse: AbuseTracker;
   usage: UsageMeter;
   egress: Egress;
+  /** Which provider runs each operation (the providers file), with its prices and steps. */
+  providers: ProviderRegistry;
   net: NetLookups;
   /** Media bytes: local files under DATA_DIR or an S3-compatible bucket (MEDIA_STORE). */
   blobs: BlobStore;
@@ -73,6 +77,12 @@ export interface CreateDepsOptions {
 
 export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const { config } = options;
+  if (config.providers) {
+    // Host names of providers must not lead to private addresses unless the file allows it.
+    const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
+    const problems = await checkProviderAddresses(config.providers, resolve);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
   const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const log = options.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', '*.secret', '*.apiKey'] });
@@ -98,6 +108,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   epochTimer?.unref();
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
+  const providers = new ProviderRegistry(config.providers, egress, log);
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;
@@ -114,6 +125,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     abuse: new AbuseTracker(),
     usage,
     egress,
+    providers,
     net: options.net ?? { resolveTxt },
     blobs,
     jobsWakeup: () => {},
@@ -125,6 +137,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
       if (epochTimer) clearInterval(epochTimer);
       await usage.stop().catch((err: unknown) => log.error({ err }, 'final usage flush failed'));
       await jobChanges.close();
+      await providers.close();
       await egress.close();
       await blobs.close();
       await handle.close();

@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { resolveSecretKey, sqliteFile, type Config } from './config.js';
 import { buildApp } from './app.js';
-import { createDeps } from './deps.js';
+import { createDeps, type Deps } from './deps.js';
+import { OPERATIONS } from './operations/registry.js';
 import { acquireServerLock } from './process-lock.js';
 import { JobWorker } from './queue/worker.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
@@ -98,6 +99,7 @@ export async function runServer(config: Config): Promise<void> {
     },
     'service started',
   );
+  logProviders(deps);
 
   shutdown = async (signal: string) => {
     if (closing) return;
@@ -125,4 +127,19 @@ export async function runServer(config: Config): Promise<void> {
     process.exit(code);
   };
   if (requested) void shutdown(requested);
+}
+
+/** One line on what does the paid work: a warning when nothing real does, else the operation map. */
+function logProviders(deps: Deps): void {
+  const { providers, log } = deps;
+  if (providers.allSimulated) {
+    log.warn('no PROVIDERS_FILE: every paid operation except link.preview runs on the simulated provider (no real work, still charged)');
+    return;
+  }
+  const routes: Record<string, string> = {};
+  for (const op of OPERATIONS) {
+    const route = providers.route(op.id);
+    routes[op.id] = route ? `${route.providerName}${route.model ? ` (${route.model})` : ''}` : 'not offered';
+  }
+  log.info({ providersFile: deps.config.providersFile, simulated: providers.file?.simulated, operations: routes }, 'providers');
 }

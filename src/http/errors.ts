@@ -7,6 +7,7 @@ export const ERROR_REGISTRY = {
   INVALID_REQUEST: [400, 'The request is malformed.'],
   INVALID_INPUT: [400, 'The operation input does not satisfy its schema.'],
   UNKNOWN_OPERATION: [400, 'Unknown operationId.'],
+  OPERATION_UNAVAILABLE: [400, 'This deployment does not offer the operation (no provider is configured for it).'],
   IDEMPOTENCY_KEY_REQUIRED: [400, 'An Idempotency-Key header (1 to 128 characters) is required.'],
   INVALID_CURSOR: [400, 'The cursor is not valid for this list.'],
   WEBHOOK_URL_REJECTED: [400, 'The webhook URL is not permitted.'],

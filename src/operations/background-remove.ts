@@ -1,5 +1,5 @@
 /** background.remove: cuts the background out of one image. */
-import { inputObject, uuidSchema, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, uuidSchema, type OperationContract } from './contract.js';
 
 export const backgroundRemove: OperationContract = {
   id: 'background.remove',
@@ -7,6 +7,7 @@ export const backgroundRemove: OperationContract = {
   summaryKey: 'tools.background.remove.summary',
   asynchronous: true,
   inputSchema: inputObject({ mediaId: uuidSchema }, ['mediaId']),
+  resultSchema: resultObject({ image: fileResult }, ['image']),
   mediaFields: [{ field: 'mediaId', multiple: false, kinds: ['image'] }],
   produces: 'image',
   price: () => ({ estimatedMillicents: 2000, maximumMillicents: 2000 }),

@@ -1,6 +1,6 @@
 /** chat.generate: a chat completion. Synchronous; cost grows with input and output tokens. */
 import type { TSchema } from 'typebox';
-import { inputObject, integer, list, num, str, type OperationContract } from './contract.js';
+import { resultObject, inputObject, integer, list, num, str, type OperationContract } from './contract.js';
 
 const message = {
   type: 'object',
@@ -33,6 +33,24 @@ export const chatGenerate: OperationContract = {
       temperature: { type: 'number', minimum: 0, maximum: 2 } as unknown as TSchema,
     },
     ['messages'],
+  ),
+  resultSchema: resultObject(
+    {
+      message: {
+        type: 'object',
+        properties: { role: { const: 'assistant' }, content: { type: 'string' } },
+        required: ['role', 'content'],
+        additionalProperties: false,
+      },
+      finishReason: { type: ['string', 'null'] },
+      usage: {
+        type: 'object',
+        properties: { inputTokens: { type: 'integer', minimum: 0 }, outputTokens: { type: 'integer', minimum: 0 } },
+        required: ['inputTokens', 'outputTokens'],
+        additionalProperties: false,
+      },
+    },
+    ['message'],
   ),
   mediaFields: [],
   produces: null,

@@ -28,6 +28,11 @@ export interface OperationContract {
   summaryKey: string;
   asynchronous: boolean;
   inputSchema: TSchema;
+  /**
+   * The public result (`result` of a synchronous run, the complete output of a job): one shape
+   * whatever the provider, with `provider` and `model` beside the operation's own fields.
+   */
+  resultSchema: TSchema;
   mediaFields: MediaField[];
   /** The kind of file the operation produces, if any. */
   produces: MediaKind | null;
@@ -65,3 +70,41 @@ export function oneOf(values: string[], def?: string): TSchema {
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** A file in a result: a media item of the workspace with a fresh signed URL. */
+export const fileResult = {
+  type: 'object',
+  properties: {
+    mediaId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    mimeType: { type: 'string' },
+    sizeBytes: { type: 'integer', minimum: 0 },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    url: { type: 'string' },
+    urlExpiresAt: { type: 'string' },
+  },
+  required: ['mediaId', 'mimeType', 'sizeBytes', 'url'],
+  additionalProperties: false,
+} as unknown as TSchema;
+
+export const fileList = (min = 1): TSchema => ({ type: 'array', items: fileResult, minItems: min }) as unknown as TSchema;
+
+/**
+ * A result object: the operation's fields, plus those every result may carry: `provider` (its name
+ * in the providers file; simulated, link-preview), `model`, `predictionId` (a remote prediction)
+ * and `text` (the simulated provider's filler of `[sim:outputBytes=N]`).
+ */
+export function resultObject(properties: Record<string, unknown>, required: string[]): TSchema {
+  return {
+    type: 'object',
+    properties: {
+      ...properties,
+      provider: { type: 'string' },
+      model: { type: ['string', 'null'] },
+      predictionId: { type: 'string' },
+      text: { type: 'string' },
+    },
+    required,
+    additionalProperties: false,
+  } as unknown as TSchema;
+}

@@ -1,5 +1,5 @@
 /** headshot.generate: portrait images from 1 to 10 reference photos; one step per image. */
-import { inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
+import { fileList, resultObject, inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
 
 const PER_IMAGE_MC = 8000;
 
@@ -9,6 +9,7 @@ export const headshotGenerate: OperationContract = {
   summaryKey: 'tools.headshot.generate.summary',
   asynchronous: true,
   inputSchema: inputObject({ referenceMediaIds: uuidList(1, 10), prompt: text(1, 4000, 'style'), count: integer(1, 4, 1) }, ['referenceMediaIds']),
+  resultSchema: resultObject({ images: fileList() }, ['images']),
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'image',
   price(input) {

@@ -1,5 +1,5 @@
 /** image.generate: images from a prompt, optionally guided by reference images; one step per image. */
-import { inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
+import { fileList, resultObject, inputObject, integer, num, str, text, uuidList, type OperationContract } from './contract.js';
 
 const PER_MEGAPIXEL_MC = 4000;
 
@@ -18,6 +18,7 @@ export const imageGenerate: OperationContract = {
     },
     ['prompt'],
   ),
+  resultSchema: resultObject({ images: fileList() }, ['images']),
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'image',
   price(input) {

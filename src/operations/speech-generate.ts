@@ -1,5 +1,5 @@
 /** speech.generate: text to speech; produces an audio file. */
-import { inputObject, oneOf, str, text, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, oneOf, str, text, type OperationContract } from './contract.js';
 
 const PER_CHARACTER_MC = 3;
 
@@ -9,6 +9,10 @@ export const speechGenerate: OperationContract = {
   summaryKey: 'tools.speech.generate.summary',
   asynchronous: true,
   inputSchema: inputObject({ text: text(1, 5000), voice: text(1, 64), format: oneOf(['mp3', 'wav'], 'mp3') }, ['text']),
+  resultSchema: resultObject(
+    { audio: fileResult, durationSeconds: { type: 'number', minimum: 0 }, format: { type: 'string' }, characters: { type: 'integer', minimum: 0 } },
+    ['audio'],
+  ),
   mediaFields: [],
   produces: 'audio',
   price(input) {

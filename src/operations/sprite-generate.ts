@@ -1,6 +1,6 @@
 /** sprite.generate: an animated sprite, one checkpointed step per frame, with engine exports. */
 import type { TSchema } from 'typebox';
-import { inputObject, integer, num, str, text, type OperationContract } from './contract.js';
+import { fileList, fileResult, resultObject, inputObject, integer, num, str, text, type OperationContract } from './contract.js';
 
 export const SPRITE_ENGINES = ['godot', 'unity', 'phaser', 'generic'] as const;
 const PER_FRAME_MC = 1500;
@@ -19,6 +19,15 @@ export const spriteGenerate: OperationContract = {
       engines: { type: 'array', items: { type: 'string', enum: [...SPRITE_ENGINES] }, minItems: 1, uniqueItems: true } as unknown as TSchema,
     },
     ['prompt'],
+  ),
+  resultSchema: resultObject(
+    {
+      frames: fileList(),
+      atlas: fileResult,
+      strips: fileList(),
+      exports: { type: 'object', additionalProperties: { type: 'object' } },
+    },
+    ['frames', 'atlas', 'strips', 'exports'],
   ),
   mediaFields: [],
   produces: 'image',

@@ -1,6 +1,6 @@
 /** three-d.generate: a 3D model (glTF binary, GLB) from a prompt, reference images, or both. */
 import type { TSchema } from 'typebox';
-import { str, text, uuidList, type OperationContract } from './contract.js';
+import { fileResult, resultObject, str, text, uuidList, type OperationContract } from './contract.js';
 
 export const threeDGenerate: OperationContract = {
   id: 'three-d.generate',
@@ -14,6 +14,7 @@ export const threeDGenerate: OperationContract = {
     anyOf: [{ required: ['prompt'] }, { required: ['referenceMediaIds'] }],
     additionalProperties: false,
   } as unknown as TSchema,
+  resultSchema: resultObject({ glb: fileResult }, ['glb']),
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'model',
   price: () => ({ estimatedMillicents: 30_000, maximumMillicents: 30_000 }),

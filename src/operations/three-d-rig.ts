@@ -1,5 +1,5 @@
 /** three-d.rig: adds a skeleton to a GLB model. */
-import { inputObject, str, text, uuidSchema, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, str, text, uuidSchema, type OperationContract } from './contract.js';
 
 export const threeDRig: OperationContract = {
   id: 'three-d.rig',
@@ -7,6 +7,7 @@ export const threeDRig: OperationContract = {
   summaryKey: 'tools.three-d.rig.summary',
   asynchronous: true,
   inputSchema: inputObject({ mediaId: uuidSchema, prompt: text(1, 4000) }, ['mediaId']),
+  resultSchema: resultObject({ glb: fileResult }, ['glb']),
   mediaFields: [{ field: 'mediaId', multiple: false, kinds: ['model'] }],
   produces: 'model',
   price: () => ({ estimatedMillicents: 20_000, maximumMillicents: 20_000 }),

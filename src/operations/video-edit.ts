@@ -1,6 +1,6 @@
 /** video.edit: edits one video by a prompt, by a list of edit steps, or both. */
 import type { TSchema } from 'typebox';
-import { list, str, text, uuidSchema, type OperationContract } from './contract.js';
+import { fileResult, resultObject, list, str, text, uuidSchema, type OperationContract } from './contract.js';
 
 const edit = {
   oneOf: [
@@ -42,6 +42,7 @@ export const videoEdit: OperationContract = {
     anyOf: [{ required: ['prompt'] }, { required: ['edits'] }],
     additionalProperties: false,
   } as unknown as TSchema,
+  resultSchema: resultObject({ video: fileResult, durationSeconds: { type: 'number', minimum: 0 } }, ['video']),
   mediaFields: [{ field: 'mediaId', multiple: false, kinds: ['video'] }],
   produces: 'video',
   price(input) {

@@ -1,5 +1,5 @@
 /** video.generate: a video from a prompt, rendered in one-second segments (checkpointed steps). */
-import { inputObject, integer, num, oneOf, str, text, uuidList, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, integer, num, oneOf, str, text, uuidList, type OperationContract } from './contract.js';
 
 const PER_SECOND_MC = 10_000;
 
@@ -17,6 +17,7 @@ export const videoGenerate: OperationContract = {
     },
     ['prompt'],
   ),
+  resultSchema: resultObject({ video: fileResult, durationSeconds: { type: 'number', minimum: 0 } }, ['video']),
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'video',
   price(input) {

@@ -7,7 +7,7 @@ export function linkPreviewProvider(egress: Egress): Provider {
   return {
     name: 'link-preview',
     async run(job) {
-      const cost = job.operation.price(job.input).maximumMillicents;
+      const cost = job.route.price(job.input).maximumMillicents;
       try {
         const { metadata } = await fetchLinkPreview(egress, String(job.input.url), { signal: job.signal });
         return { data: { metadata }, files: [], costMillicents: cost };

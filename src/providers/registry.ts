@@ -1,28 +1,145 @@
 /**
- * Which provider does each operation's work. Without a configured real provider every paid
- * operation runs on the simulated provider; link.preview always fetches for real.
+ * Which provider does each operation's work: built once from the validated providers file
+ * (decisions.md section 5). link.preview always runs on the built-in fetcher. Without a file every
+ * other operation runs on the simulated provider; with one, each mapped operation runs on its
+ * provider, and an unmapped one runs on the simulated provider only with `"simulated":
+ * "fallback"`; otherwise it is not offered (400 OPERATION_UNAVAILABLE).
+ *
+ * A route owns everything that depends on the provider: its name (personal keys are stored under
+ * it), the model, the price (the file's parameters replace the built-in price book) and the number
+ * of checkpointed steps a job runs in.
  */
-import type { Deps } from '../deps.js';
-import type { OperationContract } from '../operations/contract.js';
+import type { Logger } from 'pino';
+import { createEgress } from '../egress/client.js';
+import type { Egress } from '../egress/types.js';
+import type { OperationContract, Price } from '../operations/contract.js';
+import type { OperationId } from '../operations/ids.js';
+import { OPERATIONS } from '../operations/registry.js';
 import { linkPreviewProvider } from './link-preview-provider.js';
+import { openAiProvider } from './openai.js';
+import { chargeFor, priceFromParams, type Quantities } from './prices.js';
+import type { OperationRouteSpec, ProviderSpec, ProvidersFile, ProviderType } from './providers-file.js';
+import { replicateProvider } from './replicate.js';
 import { simulatedProvider } from './simulated.js';
 import type { Provider } from './types.js';
 
-const cache = new WeakMap<Deps, Provider>();
-
-export function providerFor(deps: Deps, op: OperationContract): Provider {
-  if (op.id === 'link.preview') {
-    let p = cache.get(deps);
-    if (!p) {
-      p = linkPreviewProvider(deps.egress);
-      cache.set(deps, p);
-    }
-    return p;
-  }
-  return simulatedProvider;
+export interface OperationRoute {
+  operation: OperationContract;
+  /** The provider's name in the file ("simulated", "link-preview" for the built-in ones): results carry it, personal keys are stored under it. */
+  providerName: string;
+  providerType: ProviderType | 'link-preview';
+  /** A workspace may fund jobs of this route with its own key stored under `providerName`. */
+  personalKeys: boolean;
+  model: string | null;
+  adapter: Provider;
+  /** The file's entry for the operation, when it has one. */
+  spec?: OperationRouteSpec;
+  /** The provider's entry in the file, when it is declared there. */
+  provider?: ProviderSpec;
+  /** Estimated and bounded maximum cost of a run. */
+  price(input: Record<string, unknown>): Price;
+  /** The cost of what a run consumed, at this route's prices, capped at `maximumMillicents`. */
+  charge(used: Quantities, maximumMillicents: number): number;
+  /** Checkpointed steps a job runs in. */
+  steps(input: Record<string, unknown>): number;
 }
 
-/** Name under which a workspace may store its own key for the provider of `op` (personal funding). */
-export function providerNameFor(op: OperationContract): string | null {
-  return op.id === 'link.preview' ? null : simulatedProvider.name;
+/** What adapters are built with. */
+export interface AdapterContext {
+  /** The guarded client under the public-address rule (files a provider hands out on other origins). */
+  egress: Egress;
+  /** The client for the provider's own origin: private addresses allowed when the file says `privateNetwork`. */
+  providerEgress: Egress;
+  log: Logger;
+}
+
+export class ProviderRegistry {
+  private readonly routes = new Map<OperationId, OperationRoute>();
+  private readonly ownEgresses: Egress[] = [];
+
+  constructor(
+    readonly file: ProvidersFile | undefined,
+    egress: Egress,
+    log: Logger,
+    /** Builds the egress client of a private-network provider (tests may substitute it). */
+    privateEgress: () => Egress = () => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }),
+  ) {
+    const adapters = new Map<string, Provider>();
+    for (const spec of file?.providers.values() ?? []) {
+      if (spec.type !== 'openai' && spec.type !== 'replicate') continue;
+      let providerEgress = egress;
+      if (spec.privateNetwork) {
+        providerEgress = privateEgress();
+        this.ownEgresses.push(providerEgress);
+      }
+      const ctx: AdapterContext = { egress, providerEgress, log };
+      adapters.set(spec.name, spec.type === 'openai' ? openAiProvider(spec, ctx) : replicateProvider(spec, ctx));
+    }
+    for (const op of OPERATIONS) {
+      const route = this.resolve(op, adapters, egress);
+      if (route) this.routes.set(op.id, route);
+    }
+  }
+
+  private resolve(op: OperationContract, adapters: Map<string, Provider>, egress: Egress): OperationRoute | undefined {
+    if (op.id === 'link.preview') {
+      return builtIn(op, 'link-preview', linkPreviewProvider(egress), false);
+    }
+    const spec = this.file?.operations.get(op.id);
+    if (!spec) {
+      return this.file === undefined || this.file.simulated === 'fallback' ? builtIn(op, 'simulated', simulatedProvider, true) : undefined;
+    }
+    const provider = this.file!.providers.get(spec.provider);
+    const type: ProviderType = provider?.type ?? 'simulated';
+    const adapter = type === 'simulated' ? simulatedProvider : adapters.get(spec.provider);
+    if (!adapter) throw new Error(`providers file: ${op.id} maps to ${spec.provider}, which has no adapter`);
+    const params = spec.price;
+    return {
+      operation: op,
+      providerName: spec.provider,
+      providerType: type,
+      personalKeys: type !== 'local',
+      model: spec.model ?? null,
+      adapter,
+      spec,
+      ...(provider ? { provider } : {}),
+      price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds) : (input) => op.price(input),
+      charge: params ? (used, maximum) => chargeFor(params, used, maximum) : (_used, maximum) => maximum,
+      steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
+    };
+  }
+
+  /** The route of an operation, or undefined when this deployment does not offer it. */
+  route(opId: string): OperationRoute | undefined {
+    return this.routes.get(opId as OperationId);
+  }
+
+  /** True when the deployment offers the operation (GET /v1/tools lists it). */
+  offers(opId: string): boolean {
+    return this.routes.has(opId as OperationId);
+  }
+
+  /** True when every paid operation runs on the simulated provider (no providers file). */
+  get allSimulated(): boolean {
+    return this.file === undefined;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.ownEgresses.map((e) => e.close()));
+  }
+}
+
+function builtIn(op: OperationContract, name: 'simulated' | 'link-preview', adapter: Provider, personalKeys: boolean): OperationRoute {
+  return {
+    operation: op,
+    providerName: name,
+    providerType: name,
+    personalKeys,
+    model: null,
+    adapter,
+    price: (input) => op.price(input),
+    // The built-in price book has no usage figures: the adapter reports its own cost.
+    charge: (_used, maximum) => maximum,
+    steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
+  };
 }

@@ -54,7 +54,7 @@ export function parseDirectives(text: string | undefined): SimDirectives {
 }
 
 /** Steps a job runs in on the simulated provider (the directive wins over the operation's own count). */
-export function simulatedSteps(op: OperationContract, input: Record<string, unknown>): number {
+function simulatedSteps(op: OperationContract, input: Record<string, unknown>): number {
   return parseDirectives(op.mainText(input)).steps ?? op.steps(input);
 }
 
@@ -86,7 +86,7 @@ function stepFiles(job: ProviderRun, step: number): ProducedFile[] {
 function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string, unknown>; files: ProducedFile[] } {
   const input = job.input;
   const files: ProducedFile[] = [];
-  const data: Record<string, unknown> = { provider: 'simulated' };
+  const data: Record<string, unknown> = { provider: job.route.providerName, model: job.route.model ?? 'simulated' };
   switch (job.operation.id) {
     case 'chat.generate': {
       const last = job.operation.mainText(input) ?? '';
@@ -113,7 +113,7 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
     }
     case 'three-d.generate':
     case 'three-d.rig':
-      files.push({ field: 'model', name: 'model.glb', mimeType: 'model/gltf-binary', bytes: makeGlb(job.operation.id) });
+      files.push({ field: 'glb', name: 'model.glb', mimeType: 'model/gltf-binary', bytes: makeGlb(job.operation.id) });
       break;
     case 'voice.clone':
       data.voice = { id: `sim-voice-${job.jobId.slice(-12)}`, name: String(input.name ?? 'voice') };
@@ -160,10 +160,11 @@ export function filler(bytes: number): string {
 
 export const simulatedProvider: Provider = {
   name: 'simulated',
+  steps: simulatedSteps,
   async run(job: ProviderRun): Promise<ProviderResult> {
     const d = parseDirectives(job.operation.mainText(job.input));
     const steps = job.stepsTotal;
-    const fullMaximum = job.operation.price(job.input).maximumMillicents;
+    const fullMaximum = job.route.price(job.input).maximumMillicents;
     const total = Math.min(d.cost ?? fullMaximum, fullMaximum);
     const perStepDelay = (d.delay ?? 50) / steps;
     for (let step = job.stepsDone + 1; step <= steps; step++) {

@@ -5,6 +5,8 @@
  * returns the public result plus any files. Nothing outside src/providers knows wire formats.
  */
 import type { OperationContract } from '../operations/contract.js';
+import type { Quantities } from './prices.js';
+import type { OperationRoute } from './registry.js';
 
 export interface ProducedFile {
   /** The top-level result field the file goes in. */
@@ -41,10 +43,30 @@ export interface ProviderRun {
   /** Cost already committed by checkpoints of earlier attempts. */
   maximumMillicents: number;
   signal: AbortSignal;
+  /** Where the job runs: provider name and type, model, the file's entry and prices. */
+  route: OperationRoute;
+  /** Who pays: the workspace's credits, or its own key at the provider (personal funding). */
+  funding: 'credits' | 'provider_key';
+  /**
+   * The key for the provider call: the workspace's own key when it funds the job, else the
+   * operator's. Decrypted for this attempt only; never stored, logged or put in a result or error.
+   */
+  apiKey: string | undefined;
+  /** Workspace media the input references: signed URLs and bytes, for adapters that send them. */
+  media: MediaAccess;
+  /** The cost of `used` at the route's prices, capped at this attempt's maximum. */
+  charge(used: Quantities): number;
   /** Progress 0..100; throws if the job may no longer be changed by this attempt. */
   progress(percentage: number): Promise<void>;
   /** Persists a completed step; throws if the job may no longer be changed by this attempt. */
   checkpoint(step: StepCheckpoint): Promise<void>;
+}
+
+export interface MediaAccess {
+  /** A signed download URL of a media item of the job's workspace (works without an API key until it expires). */
+  signedUrl(mediaId: string): Promise<string>;
+  /** The bytes and MIME type of a media item of the job's workspace. */
+  read(mediaId: string): Promise<{ bytes: Buffer; mimeType: string }>;
 }
 
 export interface ProviderResult {
@@ -67,6 +89,21 @@ export class ProviderError extends Error {
 }
 
 export interface Provider {
+  /** The adapter kind (simulated, link-preview, openai, replicate, local). */
   name: string;
+  /** Checkpointed steps a job of `op` with `input` runs in; the operation's own count when absent. */
+  steps?(op: OperationContract, input: Record<string, unknown>): number;
   run(job: ProviderRun): Promise<ProviderResult>;
+}
+
+/**
+ * The abort reason of an attempt interrupted by a stopping worker (graceful shutdown): the job is
+ * not cancelled, and the attempt recovered after the lease expires takes it over, so remote work
+ * already paid for (a prediction) is left running for it to attach to.
+ */
+export class WorkerShutdown extends Error {
+  constructor() {
+    super('the worker is stopping');
+    this.name = 'WorkerShutdown';
+  }
 }

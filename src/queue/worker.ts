@@ -9,6 +9,7 @@ import { newId } from '../lib/ids.js';
 import { executeJob } from '../modules/jobs/executor.js';
 import type { JobRow } from '../modules/jobs/store.js';
 import { claimJobs, heartbeat } from './claim.js';
+import { WorkerShutdown } from '../providers/types.js';
 import { recoverExpiredLeases } from './recovery.js';
 
 export interface JobWorkerOptions {
@@ -65,7 +66,7 @@ export class JobWorker {
     this.wake?.();
     const all = Promise.allSettled([...this.running.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
-    for (const c of this.controllers.values()) c.abort();
+    for (const c of this.controllers.values()) c.abort(new WorkerShutdown());
     await all;
   }
 

@@ -8,7 +8,7 @@ import { lookup } from 'node:dns/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -35,6 +35,10 @@ export interface TestContext {
 
 export interface HarnessOptions {
   env?: Record<string, string>;
+  /** The service's logger (default: silent, or TEST_LOG_LEVEL on stderr). */
+  log?: Logger;
+  /** Build the app with its request log lines, as a server process does. */
+  logRequests?: boolean;
   /** Start time of the fake clock (epoch ms). */
   now?: number;
 }
@@ -70,11 +74,11 @@ export async function createTestContext(dbName: TestDatabaseName, options: Harne
     secretKey: TEST_SECRET_KEY,
     database: database.handle,
     clock,
-    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
+    log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     epochPollMs: 0,
     net,
   });
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, { logRequests: options.logRequests ?? false });
   await app.ready();
   return { dbName, database, deps, app, clock, config, dataDir, txtRecords, hostAddresses };
 }

@@ -6,9 +6,11 @@
  */
 import type { Deps } from '../../deps.js';
 import { findOperation } from '../../operations/registry.js';
-import { providerFor } from '../../providers/registry.js';
-import { ProviderError, type ProducedFile } from '../../providers/types.js';
-import { storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
+import type { OperationRoute } from '../../providers/registry.js';
+import { ProviderError, type MediaAccess, type ProducedFile } from '../../providers/types.js';
+import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
+import { readProviderKey } from '../provider-keys/service.js';
+import { raiseProviderKeyRejected } from '../notifications/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
 import { inTransaction, inWrite } from '../../queue/group-commit.js';
@@ -64,7 +66,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
-  const provider = providerFor(deps, op);
+  const route = deps.providers.route(op.id);
   // Files of the last step and of the result: their rows are written when the job finishes.
   const lastFiles: MediaRecord[] = [];
   const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media'>) => {
@@ -72,8 +74,13 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
     return row;
   };
+  const funding = job.funding === 'provider_key' ? 'provider_key' : 'credits';
+  // This attempt's share of the job's bound (cost_mc holds only earlier attempts until it settles).
+  const maximumMillicents = Math.max(0, Number(job.max_cost_mc) - Number(job.cost_mc));
   try {
-    const result = await provider.run({
+    // The deployment stopped offering the operation after the job was admitted (providers file changed).
+    if (!route) throw new ProviderError('OPERATION_UNAVAILABLE', 'The operation is not offered by this deployment any more.');
+    const result = await route.adapter.run({
       jobId: job.id,
       workspaceId: job.workspace_id,
       operation: op,
@@ -82,9 +89,13 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       stepsTotal: Number(job.steps_total),
       stepsDone: cp.stepsDone,
       state: cp.state,
-      // This attempt's share of the job's bound (cost_mc holds only earlier attempts until it settles).
-      maximumMillicents: Math.max(0, Number(job.max_cost_mc) - Number(job.cost_mc)),
+      maximumMillicents,
       signal,
+      route,
+      funding,
+      apiKey: await providerKeyFor(deps, job, route, funding),
+      media: mediaAccess(deps, job.workspace_id),
+      charge: (used) => route.charge(used, maximumMillicents),
       progress: async (percentage) => {
         // Completion itself records 100 %, in the transaction that settles the job.
         if (percentage >= 100) return;
@@ -134,6 +145,11 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     if (signal.aborted && !isDeadline(signal.reason)) return { status: 'lost' };
     const failure = signal.aborted ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.') : err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
+    if (failure?.code === 'PROVIDER_AUTH' && funding === 'provider_key' && route) {
+      await raiseProviderKeyRejected(deps.db, { workspaceId: job.workspace_id, provider: route.providerName, jobId: job.id }, deps.clock.now()).catch((e: unknown) =>
+        deps.log.error({ err: e, jobId: job.id }, 'could not record the provider key notification'),
+      );
+    }
     const row = await finish({
       status: 'failed',
       consumedMillicents: cp.attemptCost + (failure?.consumedMillicents ?? 0),
@@ -142,6 +158,36 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
     });
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
+}
+
+/**
+ * The key for this attempt's provider calls: the workspace's own key when it funds the job (read
+ * and decrypted now, for this attempt only), else the operator's key from the providers file.
+ */
+async function providerKeyFor(deps: Deps, job: JobRow, route: OperationRoute, funding: 'credits' | 'provider_key'): Promise<string | undefined> {
+  if (funding === 'credits') return route.provider?.apiKey?.reveal();
+  const own = await readProviderKey(deps, job.workspace_id, route.providerName);
+  if (own === undefined) throw new ProviderError('PROVIDER_AUTH', 'The workspace funds this job with its own provider key, which is no longer stored.');
+  return own;
+}
+
+/** Workspace media for adapters: only items of the job's workspace are ever found. */
+function mediaAccess(deps: Deps, workspaceId: string): MediaAccess {
+  const find = async (mediaId: string) => {
+    const [item] = await findMediaItems(deps, workspaceId, [mediaId]);
+    if (!item) throw new ProviderError('PROVIDER_REJECTED', 'A media input of the job no longer exists.');
+    return item;
+  };
+  return {
+    async signedUrl(mediaId) {
+      return (await signedMediaUrl(deps, await find(mediaId), deps.clock.now())).url;
+    },
+    async read(mediaId) {
+      const item = await find(mediaId);
+      const stream = await deps.blobs.read(item.storageKey);
+      return { bytes: Buffer.concat((await stream.toArray()) as Buffer[]), mimeType: item.mimeType };
+    },
+  };
 }
 
 /** True for the reason of an AbortSignal.timeout() that fired. */

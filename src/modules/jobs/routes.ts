@@ -159,6 +159,7 @@ export async function jobRoutes(app: FastifyInstance, deps: Deps): Promise<void>
           scope: 'jobs:write',
           points: 'service',
           errors: {
+            400: 'IDEMPOTENCY_KEY_REQUIRED, OPERATION_UNAVAILABLE (the deployment no longer offers the job’s operation).',
             402: 'INSUFFICIENT_CREDITS: spendable credits are below the maximum cost of the steps still to do.',
             409: 'JOB_NOT_RETRYABLE (only failed queued jobs), PERSONAL_PROVIDER_KEY (a job funded by the workspace’s own provider key), IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS.',
             429: 'RATE_LIMITED (usage points), BUDGET_EXCEEDED (a key or workspace budget), QUEUE_FULL (waiting jobs); details.limit names the limit, Retry-After says when to retry.',

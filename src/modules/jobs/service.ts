@@ -1,6 +1,7 @@
 /** Reading, cancelling and retrying jobs (GET /v1/jobs…, POST /v1/jobs/{id}/cancel|retry, GET /v1/queue). */
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import { priceOf, routeFor } from '../tools/service.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { toIso } from '../../lib/clock.js';
 import { findOperation, operationPoints } from '../../operations/registry.js';
@@ -98,12 +99,14 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
   try {
     if (row.funding === 'provider_key') throw new AppError('PERSONAL_PROVIDER_KEY');
     if (row.status !== 'failed' || !op.asynchronous) throw new AppError('JOB_NOT_RETRYABLE');
+    // 400 OPERATION_UNAVAILABLE when the deployment no longer offers the operation.
+    routeFor(deps, op);
     await chargePoints(deps, auth.workspace, operationPoints(op.id));
     const now = deps.clock.now();
     const input = JSON.parse(row.input_json) as Record<string, unknown>;
     const cp = readCheckpoint(row);
     const stepsLeft = Math.max(1, Number(row.steps_total) - cp.stepsDone);
-    const maximum = Math.ceil((op.price(input).maximumMillicents * stepsLeft) / Number(row.steps_total));
+    const maximum = Math.ceil((priceOf(deps, op, input).maximumMillicents * stepsLeft) / Number(row.steps_total));
     const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
     await inTransaction(deps, async (trx) => {
       await lockAdmission(deps, trx, auth.workspace.id, auth.key);

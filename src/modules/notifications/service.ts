@@ -66,6 +66,26 @@ export async function raiseWebhookFailing(db: Db, f: WebhookFailure, now: number
   return insertNotificationOnce(db, n);
 }
 
+export const PROVIDER_KEY_REJECTED = 'provider_key.rejected';
+
+/**
+ * The provider refused a workspace's own key (401/403): its jobs fail PROVIDER_AUTH until the key
+ * is replaced. At most once per provider per workspace per UTC day; the key itself is never named.
+ */
+export async function raiseProviderKeyRejected(db: Db, f: { workspaceId: string; provider: string; jobId: string }, now: number): Promise<boolean> {
+  return insertNotificationOnce(db, {
+    id: newId(),
+    workspaceId: f.workspaceId,
+    kind: PROVIDER_KEY_REJECTED,
+    // The cap is per (kind, subject, day) over all workspaces: the subject names both.
+    subjectId: `${f.workspaceId}:${f.provider}`,
+    day: utcDay(now),
+    message: `The provider "${f.provider}" refused the workspace's own provider key; its jobs fail with PROVIDER_AUTH until the key is replaced.`,
+    details: { provider: f.provider, jobId: f.jobId },
+    createdAt: now,
+  });
+}
+
 /** A workspace's notifications, newest first (404 for an unknown workspace). */
 export async function listWorkspaceNotifications(deps: Deps, workspaceId: string, page: PageRequest) {
   if (!(await findWorkspace(deps.db, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });

@@ -27,7 +27,6 @@ import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
-import { providerNameFor } from '../../providers/registry.js';
 import { batchTransaction, type BatchRunner } from '../../queue/batch-transaction.js';
 import { Batcher } from '../../queue/batcher.js';
 import type { BudgetCeilings } from '../accounts/types.js';
@@ -38,7 +37,7 @@ import { IDEMPOTENCY_TTL_MS, type IdempotencyScope } from '../idempotency/servic
 import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import { insufficientCredits } from '../reservations/service.js';
-import { priceOf } from '../tools/service.js';
+import { personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePointsNow, refundPoints } from '../usage/service.js';
 import type { ChargeResult } from '../usage/meter.js';
 import { batchFiguresQuery, parseBatchFigures, parseWrittenFigures, writeAdmissionsQuery, type AdmissionWrites, type BatchFigures, type StoredIdempotency } from './admission-batch-store.js';
@@ -166,8 +165,8 @@ function rememberFigures(deps: Deps, workspaceId: string, figures: KnownFigures)
 }
 
 /** Providers the runs' operations use (those a workspace may fund with its own key). */
-function providersOf(runs: QueuedRun[]): string[] {
-  return [...new Set(runs.map((r) => providerNameFor(r.op)).filter((p): p is string => !!p))].sort();
+function providersOf(deps: Deps, runs: QueuedRun[]): string[] {
+  return [...new Set(runs.map((r) => personalKeyProvider(deps, r.op)).filter((p): p is string => !!p))].sort();
 }
 
 /**
@@ -181,7 +180,7 @@ async function admitFromCache(deps: Deps, runs: QueuedRun[]): Promise<BatchOutco
   const workspaceId = runs[0]!.auth.workspace.id;
   const now = deps.clock.now();
   const known = figuresOf(deps).get(workspaceId);
-  const providers = providersOf(runs);
+  const providers = providersOf(deps, runs);
   if (!known || now - known.at > FIGURES_TTL_MS || providers.some((p) => !known.ownProviders.has(p))) return undefined;
   const figures = {
     waitingJobs: known.waitingJobs,
@@ -214,7 +213,7 @@ async function admitFromCache(deps: Deps, runs: QueuedRun[]): Promise<BatchOutco
 async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], mode: 'read' | 'locked'): Promise<BatchOutcome[]> {
   const now = deps.clock.now();
   const workspaceId = runs[0]!.auth.workspace.id;
-  const providers = providersOf(runs);
+  const providers = providersOf(deps, runs);
   const figuresQuery = batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now);
   const read = mode === 'read' ? (await tx.run([figuresQuery]))[0] : (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), figuresQuery]))[1];
   const figures = parseBatchFigures(read!.rows);
@@ -261,8 +260,8 @@ function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Fig
         continue;
       }
       run.charged = charged;
-      const price = priceOf(run.op, run.input);
-      const provider = providerNameFor(run.op);
+      const price = priceOf(deps, run.op, run.input);
+      const provider = personalKeyProvider(deps, run.op);
       const funding = provider && figures.ownProviders.has(provider) ? 'provider_key' : 'credits';
       refuseWhenQueueFull(run.auth, waiting, now);
       if (funding === 'credits' && figures.liveMillicents - held < price.maximumMillicents) {

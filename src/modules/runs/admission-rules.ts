@@ -5,7 +5,6 @@
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { OperationContract } from '../../operations/contract.js';
-import { simulatedSteps } from '../../providers/simulated.js';
 import type { AuthContext } from '../auth/types.js';
 import type { JobRow } from '../jobs/store.js';
 import { resolveLimits } from '../usage/plans.js';
@@ -49,7 +48,7 @@ export function newJobRow(
     error_code: null,
     version: 1,
     attempt: 1,
-    steps_total: simulatedSteps(op, input),
+    steps_total: deps.providers.route(op.id)!.steps(input),
     steps_done: 0,
     checkpoint_json: null,
     created_at_ms: now,

@@ -47,6 +47,7 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
           scope: 'tools:run',
           points: 'service',
           errors: {
+            400: 'INVALID_REQUEST, INVALID_INPUT (details.errors: JSON pointers and messages), UNKNOWN_OPERATION, OPERATION_UNAVAILABLE (no provider is configured for the operation), IDEMPOTENCY_KEY_REQUIRED, UNSUPPORTED_MEDIA.',
             402: 'INSUFFICIENT_CREDITS: spendable credits are below the operation’s maximum cost.',
             429: 'RATE_LIMITED (usage points), BUDGET_EXCEEDED (a key or workspace budget), QUEUE_FULL (waiting jobs); details.limit names the limit, Retry-After says when to retry.',
           },

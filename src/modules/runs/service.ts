@@ -19,7 +19,6 @@ import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { operationPoints } from '../../operations/registry.js';
-import { providerNameFor } from '../../providers/registry.js';
 import type { ApiKey, AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { executeJob } from '../jobs/executor.js';
@@ -31,7 +30,7 @@ import { readAdmissionFigures } from './admission-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
 import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
 import { reserve } from '../reservations/service.js';
-import { checkOperationRequest, priceOf } from '../tools/service.js';
+import { checkOperationRequest, personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
 import { inTransaction } from '../../queue/group-commit.js';
 
@@ -84,7 +83,7 @@ export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: numbe
  * charge and cost the operation's points.
  */
 const REFUSED_BEFORE_CHARGE = new Set<string>([
-  'IDEMPOTENCY_KEY_REQUIRED', 'UNKNOWN_OPERATION', 'FORBIDDEN_OPERATION', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA', 'NOT_FOUND',
+  'IDEMPOTENCY_KEY_REQUIRED', 'UNKNOWN_OPERATION', 'OPERATION_UNAVAILABLE', 'FORBIDDEN_OPERATION', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA', 'NOT_FOUND',
   'IDEMPOTENCY_CONFLICT', 'IDEMPOTENCY_IN_PROGRESS', 'PERSONAL_PROVIDER_KEY', 'JOB_NOT_RETRYABLE',
 ]);
 
@@ -197,10 +196,10 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
 
 async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContract, input: Record<string, unknown>, origin: string): Promise<JobRow> {
   const now = deps.clock.now();
-  const price = priceOf(op, input);
+  const price = priceOf(deps, op, input);
   const id = newId();
   // The workspace lock and one read of what admission weighs, then the key if its budgets need it.
-  const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, providerNameFor(op) ?? null, now);
+  const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, personalKeyProvider(deps, op), now);
   await lockBudgetedKey(deps, trx, auth.key);
   if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
   const funding = figures.ownProviderKey ? 'provider_key' : 'credits';

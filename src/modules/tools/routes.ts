@@ -46,14 +46,23 @@ export async function toolRoutes(app: FastifyInstance, deps: Deps): Promise<void
       schema: { tags: ['tools'], summary: 'Tool operations this key may run, with their input contracts', headers: WorkspaceHeaders, response: { 200: envelopeSchema(Type.Object({ items: Type.Array(ToolSchema, { maxItems: 100 }) })) } },
       config: { meta: { code: 'PUBLIC_TOOLS_LIST', message: 'Tools listed.', auth: 'key', scope: 'tools:read', points: 2 } },
     },
-    async (request) => ok(request, { items: catalog(requireAuth(request).key) }),
+    async (request) => ok(request, { items: catalog(deps, requireAuth(request).key) }),
   );
 
   app.post<{ Body: OperationRequest }>(
     '/v1/estimates',
     {
       schema: { tags: ['tools'], summary: 'Estimate the cost of an operation without reserving credits', headers: WorkspaceHeaders, body: OperationRequestBody, response: { 200: envelopeSchema(EstimateSchema) } },
-      config: { meta: { code: 'PUBLIC_TOOLS_ESTIMATE', message: 'Estimate computed.', auth: 'key', scope: 'tools:run', points: 4 } },
+      config: {
+        meta: {
+          code: 'PUBLIC_TOOLS_ESTIMATE',
+          message: 'Estimate computed.',
+          auth: 'key',
+          scope: 'tools:run',
+          points: 4,
+          errors: { 400: 'INVALID_REQUEST, INVALID_INPUT (details.errors: JSON pointers and messages), UNKNOWN_OPERATION, OPERATION_UNAVAILABLE (no provider is configured for the operation), UNSUPPORTED_MEDIA.' },
+        },
+      },
     },
     async (request) => {
       const auth = requireAuth(request);

@@ -3,8 +3,8 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { compileStrict } from '../../http/validation.js';
 import type { OperationContract, Price } from '../../operations/contract.js';
-import { findOperation, TOOLS } from '../../operations/registry.js';
-import { operationPoints } from '../../operations/registry.js';
+import { findOperation, operationPoints, TOOLS } from '../../operations/registry.js';
+import type { OperationRoute } from '../../providers/registry.js';
 import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
@@ -55,13 +55,14 @@ function validatorFor(op: OperationContract) {
   return v;
 }
 
-export function catalog(key: ApiKey) {
+/** The tools and operations the key may run, among those this deployment offers (the providers file). */
+export function catalog(deps: Deps, key: ApiKey) {
   return TOOLS.map((tool) => ({
     slug: tool.slug,
     name: tool.name,
     description: tool.description,
     operations: tool.operations
-      .filter((op) => key.operations.includes(op.id))
+      .filter((op) => key.operations.includes(op.id) && deps.providers.offers(op.id))
       .map((op) => ({
         operationId: op.id,
         summaryKey: op.summaryKey,
@@ -73,8 +74,24 @@ export function catalog(key: ApiKey) {
 }
 
 /**
+ * Where an operation runs in this deployment; 400 OPERATION_UNAVAILABLE when the providers file
+ * maps no provider to it (and does not fall back to the simulated provider).
+ */
+export function routeFor(deps: Deps, op: OperationContract): OperationRoute {
+  const route = deps.providers.route(op.id);
+  if (!route) throw new AppError('OPERATION_UNAVAILABLE', { details: { operationId: op.id } });
+  return route;
+}
+
+/** The name a workspace's own key for the operation's provider is stored under, or null when the route takes none. */
+export function personalKeyProvider(deps: Deps, op: OperationContract): string | null {
+  const route = routeFor(deps, op);
+  return route.personalKeys ? route.providerName : null;
+}
+
+/**
  * Resolves and checks an operation request: known operation (400 UNKNOWN_OPERATION), allowed for
- * the key (403 FORBIDDEN_OPERATION), input valid against its schema (400 INVALID_INPUT with JSON
+ * the key (403 FORBIDDEN_OPERATION), offered by this deployment (400 OPERATION_UNAVAILABLE), input valid against its schema (400 INVALID_INPUT with JSON
  * pointers), referenced media present in the workspace with an accepted type. Returns the input
  * with schema defaults applied.
  */
@@ -88,6 +105,7 @@ export async function checkOperationRequest(
   const op = findOperation(operationId);
   if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
   if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
+  routeFor(deps, op);
   checkInputDepth(input);
   const copy = structuredClone(input);
   const validate = validatorFor(op);
@@ -105,13 +123,14 @@ export async function checkOperationRequest(
   return { op, input: copy };
 }
 
-export function priceOf(op: OperationContract, input: Record<string, unknown>): Price {
-  return op.price(input);
+/** Estimated and maximum cost at this deployment's prices (the providers file, else the built-in price book). */
+export function priceOf(deps: Deps, op: OperationContract, input: Record<string, unknown>): Price {
+  return routeFor(deps, op).price(input);
 }
 
 export async function estimate(deps: Deps, key: ApiKey, workspaceId: string, operationId: string, input: Record<string, unknown>) {
   const checked = await checkOperationRequest(deps, key, workspaceId, operationId, input);
-  const price = priceOf(checked.op, checked.input);
+  const price = priceOf(deps, checked.op, checked.input);
   return {
     operationId: checked.op.id,
     estimatedCostMillicents: price.estimatedMillicents,

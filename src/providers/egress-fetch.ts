@@ -1,0 +1,66 @@
+/**
+ * A WHATWG `fetch` for SDK clients (the `openai` package) that sends every request through the
+ * egress client with the provider layer's retries (src/providers/http.ts): the SDK's own retries
+ * are off, so this is the only place a call is repeated. Only the headers a provider needs are
+ * forwarded (the SDK adds platform headers and reads others from the environment); without a key
+ * no Authorization header is sent at all.
+ *
+ * A non-2xx answer that stays after the retries is thrown as the ProviderError of its status (the
+ * SDK wraps it in APIConnectionError with the ProviderError as `cause`); the caller's abort is
+ * rethrown unchanged.
+ */
+import type { Egress } from '../egress/types.js';
+import { callProvider, type RetryPolicy } from './http.js';
+
+export interface EgressFetchOptions {
+  /** Deadline of one try (connect, headers and body). */
+  timeoutMs: number;
+  /** Largest answer accepted. */
+  maxBytes: number;
+  policy: RetryPolicy;
+  /** False: the Authorization header the SDK always builds is dropped (keyless servers). */
+  sendAuthorization: boolean;
+}
+
+/** Request headers passed on to the provider; everything else the SDK sets is dropped. */
+const FORWARDED = new Set(['authorization', 'content-type', 'accept']);
+/** Answer headers the body no longer matches once the egress client has read (and decoded) it. */
+const BODY_FRAMING = new Set(['content-encoding', 'content-length', 'transfer-encoding']);
+/** Statuses a WHATWG Response may not carry a body with. */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+export function egressFetch(egress: Egress, o: EgressFetchOptions): typeof fetch {
+  return async (input, init) => {
+    // A Request normalises every body type the SDK sends (JSON strings, multipart FormData with its
+    // boundary in content-type, Blobs) into bytes and headers.
+    const request = new Request(input, { method: init?.method ?? 'GET', ...(init?.headers ? { headers: init.headers } : {}), ...(init?.body != null ? { body: init.body, duplex: 'half' } : {}) } as RequestInit);
+    const method = request.method.toUpperCase();
+    if (method !== 'GET' && method !== 'POST' && method !== 'PUT' && method !== 'HEAD') throw new TypeError(`method ${method} is not supported by the provider client`);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      if (!FORWARDED.has(name)) return;
+      if (name === 'authorization' && !o.sendAuthorization) return;
+      headers[name] = value;
+    });
+    const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
+    const res = await callProvider(
+      egress,
+      request.url,
+      {
+        method,
+        headers,
+        ...(body && body.length > 0 ? { body } : {}),
+        ...(init?.signal ? { signal: init.signal } : {}),
+        timeoutMs: o.timeoutMs,
+        maxBytes: o.maxBytes,
+      },
+      o.policy,
+    );
+    const answerHeaders = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value === undefined || BODY_FRAMING.has(name.toLowerCase())) continue;
+      for (const v of Array.isArray(value) ? value : [value]) answerHeaders.append(name, v);
+    }
+    return new Response(NULL_BODY.has(res.status) ? null : new Uint8Array(res.body.buffer, res.body.byteOffset, res.body.byteLength), { status: res.status, headers: answerHeaders });
+  };
+}
