@@ -23,7 +23,7 @@ import { characterCount, type Quantities } from './prices.js';
 import { checkProviderFile, downloadProviderFile, MAX_PROVIDER_FILE_BYTES } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
 import type { AdapterContext } from './registry.js';
-import { ProviderError, WorkerShutdown, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
+import { ProviderError, WorkerShutdown, type ProducedFile, type Provider, type ProviderResult, type ProviderRun, type RemoteCancel } from './types.js';
 
 /** Prediction statuses after which nothing changes any more. */
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled', 'aborted']);
@@ -75,6 +75,23 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
   return {
     name: 'replicate',
     steps: () => 1,
+    async cancel(job: RemoteCancel): Promise<Quantities | undefined> {
+      const saved = readSaved(job.state);
+      if (!saved || saved.attempt !== job.attempt) return undefined;
+      try {
+        const res = await callProvider(
+          ctx.providerEgress,
+          `${baseUrl}/predictions/${encodeURIComponent(saved.predictionId)}/cancel`,
+          { method: 'POST', headers: { accept: 'application/json', ...(job.apiKey ? { authorization: `Bearer ${job.apiKey}` } : {}) }, timeoutMs: CANCEL_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES, retry: false },
+          policy,
+        );
+        // Consumed is the prediction time it reports; nothing it was producing is delivered.
+        return { predictSeconds: predictSecondsOf(parsePrediction(jsonAnswer<unknown>(res))) };
+      } catch (err) {
+        ctx.log.warn({ jobId: job.jobId, predictionId: saved.predictionId, provider: spec.name, code: (err as { code?: unknown }).code }, 'replicate: cancelling the prediction of a cancelled job failed');
+        return undefined;
+      }
+    },
     async run(job: ProviderRun): Promise<ProviderResult> {
       const routeSpec = job.route.spec;
       const model = job.route.model ?? routeSpec?.model;

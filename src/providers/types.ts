@@ -88,9 +88,28 @@ export class ProviderError extends Error {
   }
 }
 
+/** What an adapter needs to stop a job's remote work from outside its attempt (a user's cancel). */
+export interface RemoteCancel {
+  jobId: string;
+  workspaceId: string;
+  operation: OperationContract;
+  input: Record<string, unknown>;
+  attempt: number;
+  /** The state the running attempt checkpointed (a prediction id). */
+  state: Record<string, unknown>;
+  route: OperationRoute;
+  apiKey: string | undefined;
+}
+
 export interface Provider {
   /** The adapter kind (simulated, link-preview, openai, replicate, local). */
   name: string;
+  /**
+   * Stops the remote work a running attempt started (the job is being cancelled) and returns
+   * what the provider reports as consumed; undefined when there is nothing remote to stop or the
+   * provider could not be asked. Adapters without remote work that outlives a call omit it.
+   */
+  cancel?(job: RemoteCancel): Promise<Quantities | undefined>;
   /** Checkpointed steps a job of `op` with `input` runs in; the operation's own count when absent. */
   steps?(op: OperationContract, input: Record<string, unknown>): number;
   run(job: ProviderRun): Promise<ProviderResult>;

@@ -161,6 +161,35 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
 }
 
 /**
+ * A user's cancel of a processing job: stops the remote work its attempt started (a prediction)
+ * and returns what the provider reports as consumed, at the route's prices, within the attempt's
+ * share of the hold. 0 when the route has no remote work to stop or the provider cannot be asked
+ * (the attempt, fenced out, then cancels it itself, best effort).
+ */
+export async function cancelRemoteWork(deps: Deps, job: JobRow): Promise<number> {
+  const route = deps.providers.route(job.operation_id);
+  if (!route?.adapter.cancel) return 0;
+  const funding = job.funding === 'provider_key' ? 'provider_key' : 'credits';
+  let apiKey: string | undefined;
+  try {
+    apiKey = await providerKeyFor(deps, job, route, funding);
+  } catch {
+    return 0;
+  }
+  const used = await route.adapter.cancel({
+    jobId: job.id,
+    workspaceId: job.workspace_id,
+    operation: route.operation,
+    input: JSON.parse(job.input_json) as Record<string, unknown>,
+    attempt: Number(job.attempt),
+    state: readCheckpoint(job).state,
+    route,
+    apiKey,
+  });
+  return used ? route.charge(used, Math.max(0, Number(job.max_cost_mc) - Number(job.cost_mc))) : 0;
+}
+
+/**
  * The key for this attempt's provider calls: the workspace's own key when it funds the job (read
  * and decrypted now, for this attempt only), else the operator's key from the providers file.
  */

@@ -13,6 +13,7 @@ import { chargeRefusal, checkQueueCapacity, lockAdmission } from '../runs/servic
 import { chargePoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
 import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
+import { cancelRemoteWork } from './executor.js';
 import { toMetadata, toSnapshot, type JobSnapshot } from './snapshot.js';
 import * as store from './store.js';
 import { inTransaction } from '../../queue/group-commit.js';
@@ -52,20 +53,24 @@ export async function queueState(deps: Deps, auth: AuthContext) {
 
 /**
  * Cancels a pending or processing job: it becomes cancelled at once, any worker still running
- * it is fenced out, steps it already checkpointed are charged and the rest of the hold is
- * released. Cancelling a cancelled job returns it again; a finished one is 409.
+ * it is fenced out, steps it already checkpointed and remote work the provider reports as
+ * consumed (a cancelled prediction's time) are charged, and the rest of the hold is released. Cancelling a cancelled job returns it again; a finished one is 409.
  */
 export async function cancelJob(deps: Deps, workspaceId: string, jobId: string): Promise<JobSnapshot> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const row = await requireJob(deps, workspaceId, jobId);
     if (row.status === 'cancelled') return toSnapshot(deps, row);
     if (row.status === 'completed' || row.status === 'failed') throw new AppError('JOB_NOT_CANCELLABLE');
+    // Remote work of a running attempt is stopped first and what the provider reports as consumed
+    // is charged with the cancel, while the hold still covers it.
+    const remote = row.status === 'processing' ? await cancelRemoteWork(deps, row) : 0;
+    const maximum = Math.max(0, Number(row.max_cost_mc) - Number(row.cost_mc));
     const done = await finishJob(deps, jobId, {
       workspaceId,
       status: 'cancelled',
       from: [row.status],
       leaseToken: null,
-      consumedMillicents: readCheckpoint(row).attemptCost,
+      consumedMillicents: Math.min(maximum, readCheckpoint(row).attemptCost + remote),
     });
     if (done) return toSnapshot(deps, done);
     // The job moved on meanwhile (claimed, finished): look again.
