@@ -22,14 +22,19 @@
  *
  * Then bench/media.ts (issue 4): upload and signed-download throughput (MB/s) of a 50 MB file,
  * each against a plain file copy of the same file on the same disk, in the same run.
+ * Then bench/webhooks.ts (w: webhook deliveries) and bench/providers.ts (p: synchronous
+ * chat.generate runs through the service against direct `openai` package calls to the same fake
+ * OpenAI server, goal p >= 0.5), bench/local-video.ts (v: video.edit with ffmpeg vs ffmpeg run
+ * directly, goal <= 1.3x) and bench/local-speech.ts (s: speech.generate with espeak-ng vs espeak-ng
+ * run directly, goal <= 1.3x).
  * Last, bench/jobs.ts (issue 3): the job-path ratios (admissions, job reads on SQLite and
  * PostgreSQL, end to end against graphile-worker, drain, complete output; see that file).
  *
  * Tunables: BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (warn),
  * BENCH_MEDIA_ROUNDS (3), BENCH_ONLY (e.g. `c`: run only (a) and the named cases; letters of the
- * other benches alone, such as `m` for media, run only those), BENCH_PROFILE=DIR (write a V8 CPU
- * profile of the service process into DIR; open it in Chrome DevTools), BENCH_NODE_ARGS (extra
- * node flags for the service process, for experiments).
+ * other benches alone, such as `m` for media or `p` for provider calls, run only those),
+ * BENCH_PROFILE=DIR (write a V8 CPU profile of the service process into DIR; open it in Chrome
+ * DevTools), BENCH_NODE_ARGS (extra node flags for the service process, for experiments).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -40,6 +45,9 @@ import SqliteDatabase from 'better-sqlite3';
 import { compareSnapshots, snapshot, type Snapshot, type WriteCheck } from './checks.js';
 import { mediaReport, runMediaBench, type MediaBenchResult } from './media.js';
 import { reportWebhookBench, runWebhookBench, type WebhookBenchResult } from './webhooks.js';
+import { reportProviderBench, runProviderBench, type ProviderBenchResult } from './providers.js';
+import { reportLocalVideoBench, runLocalVideoBench, type LocalVideoBenchResult } from './local-video.js';
+import { reportLocalSpeechBench, runLocalSpeechBench, type LocalSpeechBenchResult } from './local-speech.js';
 import { runJobBenches, type JobBenchRatio } from './jobs.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
@@ -52,7 +60,7 @@ const WARMUP_S = 1.5;
 const ONLY = process.env.BENCH_ONLY;
 const MEDIA_ROUNDS = Number(process.env.BENCH_MEDIA_ROUNDS ?? 3);
 const RUN_MEDIA = !ONLY || ONLY.includes('m');
-/** The request cases run unless BENCH_ONLY names only other benches (m, w, j). */
+/** The request cases run unless BENCH_ONLY names only other benches (m, w, p, v, s, j). */
 const RUN_REQUESTS = !ONLY || /[abcd]/.test(ONLY);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
@@ -274,6 +282,31 @@ async function main(): Promise<void> {
       reportWebhookBench(webhooks);
     }
 
+    // bench/providers.ts: synchronous chat.generate through the service vs direct openai-package
+    // calls to the same fake; BENCH_ONLY=p alone.
+    let providers: ProviderBenchResult | undefined;
+    if (!ONLY || ONLY.includes('p')) {
+      log('');
+      providers = await runProviderBench();
+      reportProviderBench(providers);
+    }
+
+    // bench/local-video.ts and bench/local-speech.ts: video.edit with ffmpeg and speech.generate
+    // with espeak-ng through the service vs the same program run directly (goal <= 1.3x each);
+    // BENCH_ONLY=v or s alone. They need ffmpeg and espeak-ng installed.
+    let localVideo: LocalVideoBenchResult | undefined;
+    if (!ONLY || ONLY.includes('v')) {
+      log('');
+      localVideo = await runLocalVideoBench();
+      reportLocalVideoBench(localVideo);
+    }
+    let localSpeech: LocalSpeechBenchResult | undefined;
+    if (!ONLY || ONLY.includes('s')) {
+      log('');
+      localSpeech = await runLocalSpeechBench();
+      reportLocalSpeechBench(localSpeech);
+    }
+
     // bench/jobs.ts (issue 3): admissions, job reads (SQLite and PostgreSQL), end to end vs
     // graphile-worker, drain, complete output; BENCH_ONLY=j alone, BENCH_JOBS picks cases.
     let jobs: JobBenchRatio[] | undefined;
@@ -289,13 +322,16 @@ async function main(): Promise<void> {
       writeChecks: checks,
       media,
       webhooks,
+      providers,
+      localVideo,
+      localSpeech,
       jobs,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync(join(ROOT, '.bench'), { recursive: true });
     writeFileSync(join(ROOT, '.bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
     log(`\nwritten .bench/results.json (${results.elapsedS} s)`);
-    if (Object.values(checks).some((c) => !c.ok)) process.exitCode = 1;
+    if (Object.values(checks).some((c) => !c.ok) || providers?.ok === false || localVideo?.ok === false || localSpeech?.ok === false) process.exitCode = 1;
   } finally {
     db?.close();
     await Promise.all(children.map((c) => c.stop()));

@@ -46,6 +46,10 @@ export interface Config {
   providersFile: string | undefined;
   /** The validated providers file (decisions.md section 5); undefined: every paid operation is simulated. */
   providers: ProvidersFile | undefined;
+  /** Where local engines' programs are (PATH when unset). */
+  ffmpegPath: string | undefined;
+  ffprobePath: string | undefined;
+  espeakPath: string | undefined;
   logLevel: LogLevel;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
@@ -166,6 +170,9 @@ export function loadConfig(env: Env = process.env): Config {
     streamsPerProcess: int('STREAMS_PER_PROCESS', 1000, 1, 100_000),
     providersFile,
     providers,
+    ffmpegPath: str('FFMPEG_PATH'),
+    ffprobePath: str('FFPROBE_PATH'),
+    espeakPath: str('ESPEAK_NG_PATH'),
     logLevel: logLevel as LogLevel,
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
   };

@@ -23,6 +23,7 @@ import { JobChangeFeed } from './modules/jobs/changes.js';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/stream-settings.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { checkProviderAddresses } from './providers/providers-file.js';
+import { missingEngineProblems, probeEngines, type LocalEngines } from './providers/local/engines.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
@@ -77,10 +78,16 @@ export interface CreateDepsOptions {
 
 export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const { config } = options;
+  let engines: LocalEngines = {};
   if (config.providers) {
     // Host names of providers must not lead to private addresses unless the file allows it.
     const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
     const problems = await checkProviderAddresses(config.providers, resolve);
+    // The programs of the local engines the file maps must be installed.
+    if ([...config.providers.operations.values()].some((r) => r.engine)) {
+      engines = await probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
+      problems.push(...missingEngineProblems(config.providers, engines));
+    }
     if (problems.length > 0) throw new ConfigError(problems);
   }
   const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint }));
@@ -108,7 +115,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   epochTimer?.unref();
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
-  const providers = new ProviderRegistry(config.providers, egress, log);
+  const providers = new ProviderRegistry(config.providers, egress, log, engines);
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;

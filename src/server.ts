@@ -15,6 +15,7 @@ import { resolveSecretKey, sqliteFile, type Config } from './config.js';
 import { buildApp } from './app.js';
 import { createDeps, type Deps } from './deps.js';
 import { OPERATIONS } from './operations/registry.js';
+import { probeEngines } from './providers/local/engines.js';
 import { acquireServerLock } from './process-lock.js';
 import { JobWorker } from './queue/worker.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
@@ -99,7 +100,7 @@ export async function runServer(config: Config): Promise<void> {
     },
     'service started',
   );
-  logProviders(deps);
+  await logProviders(deps);
 
   shutdown = async (signal: string) => {
     if (closing) return;
@@ -130,8 +131,14 @@ export async function runServer(config: Config): Promise<void> {
 }
 
 /** One line on what does the paid work: a warning when nothing real does, else the operation map. */
-function logProviders(deps: Deps): void {
-  const { providers, log } = deps;
+async function logProviders(deps: Deps): Promise<void> {
+  const { providers, log, config } = deps;
+  // Which local engines this machine could run (probed at start-up when the file maps one).
+  const engines = Object.keys(providers.engines).length > 0 ? providers.engines : await probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
+  log.info(
+    { engines: Object.fromEntries(Object.entries(engines).map(([name, info]) => [name, `${info.path}: ${info.version}`])) },
+    `local engine programs found: ${Object.keys(engines).join(', ') || 'none'} (ffmpeg and espeak-ng come from the Debian packages ffmpeg and espeak-ng)`,
+  );
   if (providers.allSimulated) {
     log.warn('no PROVIDERS_FILE: every paid operation except link.preview runs on the simulated provider (no real work, still charged)');
     return;

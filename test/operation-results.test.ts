@@ -15,7 +15,7 @@ import { compileStrict } from '../src/http/validation.js';
 import { OPERATIONS } from '../src/operations/registry.js';
 import { assertError, assertOk } from './support/assertions.js';
 import { testDatabaseNames } from './support/databases.js';
-import { call, createTestContext, describeEachDatabase, disposeTestContext, type TestContext } from './support/harness.js';
+import { admin, call, createTestContext, describeEachDatabase, disposeTestContext, type TestContext } from './support/harness.js';
 import { drain, readCompleteOutput, run } from './support/jobs.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { seedTenant, type Tenant } from './support/seed.js';
@@ -35,6 +35,9 @@ async function sampleInputs(ctx: TestContext, t: Tenant): Promise<Record<string,
   const audio = await mediaId(ctx, t, wav(), 'audio/wav', 'in.wav');
   const video = await mediaId(ctx, t, mp4(), 'video/mp4', 'in.mp4');
   const model = await mediaId(ctx, t, glb(), 'model/gltf-binary', 'in.glb');
+  // security.scan targets only a hostname verified in the workspace.
+  assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname: 'scan.example.com' })).statusCode, 200);
+  assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/scan.example.com/verify`, { method: 'operator' })).statusCode, 200);
   return {
     'chat.generate': { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 16 },
     'speech.generate': { text: 'Hello there', format: 'wav' },
@@ -48,7 +51,7 @@ async function sampleInputs(ctx: TestContext, t: Tenant): Promise<Record<string,
     'three-d.rig': { mediaId: model },
     'sprite.generate': { prompt: 'a knight walking', frames: 2, frameWidth: 16, frameHeight: 16 },
     'voice.clone': { referenceMediaIds: [audio], name: 'Narrator' },
-    'security.scan': { url: 'https://example.com/' },
+    'security.scan': { url: 'https://scan.example.com/' },
   };
 }
 

@@ -14,6 +14,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
+import { createEgress } from '../src/egress/client.js';
+import { ProviderRegistry } from '../src/providers/registry.js';
+import pino from 'pino';
 import {
   checkProviderAddresses,
   DEFAULT_MAX_RETRIES,
@@ -435,15 +438,59 @@ describe('providers file: operations', () => {
     assert.deepEqual([...file.operations.keys()].sort(), [...ops].sort());
   });
 
-  test('a local engine this version does not ship (ffmpeg …) is a problem, and a local provider needs "engine"', () => {
+  test('a local provider needs a known "engine" that serves the operation (ffmpeg: video.edit, espeak-ng: speech.generate, scanner: security.scan, sprites: sprite.generate)', () => {
     const problems = problemsOf({
       providers: { local: { type: 'local' } },
-      operations: { 'video.edit': { provider: 'local', engine: 'ffmpeg', price: { perSecondMillicents: 100 } }, 'speech.generate': { provider: 'local', price: { perRunMillicents: 1 } } },
+      operations: {
+        'video.edit': { provider: 'local', engine: 'blender', price: { perRunMillicents: 100 } },
+        'speech.generate': { provider: 'local', price: { perRunMillicents: 1 } },
+        'music.generate': { provider: 'local', engine: 'ffmpeg', price: { perRunMillicents: 1 } },
+      },
     });
     assertListed(
       problems,
-      /^PROVIDERS_FILE operations\.video\.edit: unknown engine "ffmpeg" \(engines in this version: none\)$/,
+      /^PROVIDERS_FILE operations\.video\.edit: unknown engine "blender" \(engines in this version: ffmpeg, espeak-ng, scanner, sprites\)$/,
       /^PROVIDERS_FILE operations\.speech\.generate: a local provider needs "engine"$/,
+      /^PROVIDERS_FILE operations\.music\.generate: engine "ffmpeg" cannot serve music\.generate$/,
+    );
+    const file = accepted({
+      providers: { local: { type: 'local' } },
+      operations: {
+        'video.edit': { provider: 'local', engine: 'ffmpeg', maxOutputSeconds: 120, price: { perSecondMillicents: 100 } },
+        'speech.generate': { provider: 'local', engine: 'espeak-ng', price: { perThousandCharactersMillicents: 50 } },
+        'security.scan': { provider: 'local', engine: 'scanner', price: { perRunMillicents: 15000 } },
+        'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'simulated', price: { perFrameMillicents: 10 } },
+      },
+    });
+    assert.equal(file.operations.get('video.edit')?.maxOutputSeconds, 120);
+    assert.equal(file.operations.get('sprite.generate')?.frames, 'simulated');
+  });
+
+  test('maxOutputSeconds applies to the ffmpeg engine only, frames to the sprites engine only, and frames names a provider that can make images', () => {
+    const problems = problemsOf({
+      providers: { local: { type: 'local' } },
+      operations: {
+        'speech.generate': { provider: 'local', engine: 'espeak-ng', maxOutputSeconds: 10, price: { perRunMillicents: 1 } },
+        'security.scan': { provider: 'local', engine: 'scanner', frames: 'simulated', price: { perRunMillicents: 1 } },
+        'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'nowhere', price: { perFrameMillicents: 1 } },
+        'video.edit': { provider: 'local', engine: 'ffmpeg', maxOutputSeconds: 0, price: { perRunMillicents: 1 } },
+      },
+    });
+    assertListed(
+      problems,
+      /^PROVIDERS_FILE operations\.speech\.generate: maxOutputSeconds applies to the ffmpeg engine only$/,
+      /^PROVIDERS_FILE operations\.security\.scan: frames applies to the sprites engine only$/,
+      /^PROVIDERS_FILE operations\.sprite\.generate: frames: provider "nowhere" is not declared in "providers"$/,
+      /^PROVIDERS_FILE operations\.video\.edit: maxOutputSeconds must be a whole number of seconds from 1 to 86400$/,
+    );
+    const drawn = accepted(
+      { providers: { local: { type: 'local' }, ...(fileWith({}).providers as Record<string, unknown>) }, operations: { 'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'openai', model: 'gpt-image-1', price: { perFrameMillicents: 10 } } } },
+      KEYS,
+    );
+    assert.equal(drawn.operations.get('sprite.generate')?.frames, 'openai');
+    assertListed(
+      problemsOf({ providers: { local: { type: 'local' }, ...(fileWith({}).providers as Record<string, unknown>) }, operations: { 'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'openai', price: { perFrameMillicents: 10 } } } }, KEYS),
+      /^PROVIDERS_FILE operations\.sprite\.generate: model is required/,
     );
   });
 
@@ -512,7 +559,7 @@ describe('providers file: operations', () => {
   });
 
   test('unknown fields of an operation entry are problems', () => {
-    assertListed(problemsOf(fileWith({ 'chat.generate': { provider: 'openai', model: 'gpt-4o-mini', price: CHAT_PRICE, maxTokens: 100 } }), KEYS), /^PROVIDERS_FILE operations\.chat\.generate: unknown field "maxTokens" \(expected provider, model, engine, input, price, voice, timeoutSeconds, pollIntervalMs\)$/);
+    assertListed(problemsOf(fileWith({ 'chat.generate': { provider: 'openai', model: 'gpt-4o-mini', price: CHAT_PRICE, maxTokens: 100 } }), KEYS), /^PROVIDERS_FILE operations\.chat\.generate: unknown field "maxTokens" \(expected provider, model, engine, input, price, voice, timeoutSeconds, pollIntervalMs, frames, maxOutputSeconds\)$/);
   });
 
   test('timeoutSeconds is a whole number from 1 to 86400 (default 600)', () => {
@@ -819,6 +866,35 @@ describe('the example providers files', () => {
     assert.equal((file.operations.get('background.remove')!.input as Record<string, unknown>).image, '{{mediaId}}');
     for (const route of file.operations.values()) assert.equal(route.provider, 'replicate');
     assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.replicate.json') }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
+  });
+
+  test('examples/providers.local.json parses into the four local engines, one operation each, and nothing else offered', () => {
+    const file = load('providers.local.json');
+    assert.equal(file.simulated, 'off');
+    assert.deepEqual(
+      Object.fromEntries([...file.operations.values()].map((r) => [r.operationId, r.engine])),
+      { 'video.edit': 'ffmpeg', 'speech.generate': 'espeak-ng', 'security.scan': 'scanner', 'sprite.generate': 'sprites' },
+    );
+    assert.equal(file.operations.get('video.edit')!.maxOutputSeconds, 300);
+    assert.equal(file.operations.get('sprite.generate')!.frames, 'simulated');
+  });
+
+  test('every price of the local example counts in its route’s maximum: video.edit per output second is bounded by maxOutputSeconds, or by a trim', async () => {
+    const file = load('providers.local.json');
+    const egress = createEgress({ allowCidrs: [] });
+    const registry = new ProviderRegistry(file, egress, pino({ level: 'silent' }), {});
+    try {
+      const id = '00000000-0000-4000-8000-000000000000';
+      assert.equal(registry.route('video.edit')!.price({ mediaId: id, edits: [{ type: 'mute' }] }).maximumMillicents, 100 * 300);
+      assert.equal(registry.route('video.edit')!.price({ mediaId: id, edits: [{ type: 'trim', startSeconds: 1, endSeconds: 11 }] }).maximumMillicents, 100 * 10);
+      assert.equal(registry.route('speech.generate')!.price({ text: 'x'.repeat(2500) }).maximumMillicents, Math.ceil((500 * 2500) / 1000));
+      assert.equal(registry.route('security.scan')!.price({ url: 'https://a.example/' }).maximumMillicents, 15000);
+      assert.equal(registry.route('sprite.generate')!.price({ prompt: 'p', frames: 12 }).maximumMillicents, 500 + 100 * 12);
+      assert.equal(registry.offers('image.generate'), false, 'simulated is off: unmapped operations are not offered');
+    } finally {
+      await registry.close();
+      await egress.close();
+    }
   });
 });
 

@@ -290,7 +290,7 @@ describeEachDatabase('runs fuzz', (get) => {
     // Two cases that reach each refusal whatever the seed: the dearest cheap operation, run
     // until the poor workspace's credits and the capped key's day run out.
     const samples = await Promise.all(cheapOps.map(async (op) => {
-      const body: Body = { operationId: op, input: pickInput(validInputArb(f, op), () => true) };
+      const body: Body = { operationId: op, input: pickInput(validInputArb(f, op), (input) => expectedFor(f, jsonReq('estimates', f.callers.a, { operationId: op, input })).accept !== undefined) };
       const est = await exchange(ctx, f, jsonReq('estimates', f.callers.a, body));
       return { body, maximum: est.body.data.maximumCostMillicents as number, estimated: est.body.data.estimatedCostMillicents as number };
     }));

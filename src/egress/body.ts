@@ -133,6 +133,19 @@ export async function readCappedBody(
   };
   const [first, second] = decoders;
   if (decoders.length > MAX_ENCODING_LAYERS) throw new EgressError('EGRESS_NETWORK', 'too many content-encoding layers');
+  if (!first) {
+    // Nothing to decode: read the body directly. (pipeline() allocates an AbortError with its stack
+    // on every finish, a measurable share of a small provider call.) The request's own signal
+    // already ends the body stream on abort or deadline.
+    try {
+      signal.throwIfAborted();
+      await collect(source);
+    } catch (err) {
+      if (!source.destroyed) source.destroy();
+      throw verdict ?? err;
+    }
+    return Buffer.concat(chunks, total);
+  }
   try {
     if (first && second) await pipeline(source, first, second, collect, { signal });
     else if (first) await pipeline(source, first, collect, { signal });

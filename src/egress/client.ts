@@ -7,15 +7,18 @@
  * socket is handed only those checked addresses (DNS pinning: no second resolution between check
  * and connect). IP-literal hosts never reach `lookup`, so they are checked before dispatch. Every
  * redirect hop is re-validated the same way. No raw undici / node error escapes: failures become
- * `EgressError`, except a caller-initiated abort (see `request` below).
+ * `EgressError`, except a caller-initiated abort (see `request` below). The TLS handshake probe
+ * (`./tls-probe.ts`) connects through the same policy and the same pinned lookup.
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { Agent, request as undiciRequest } from 'undici';
 import { compileAllowList, isIpAllowed, parseIpLiteral, type AllowList } from './address-policy.js';
 import { checkDeclaredLength, decodersFor, readCappedBody } from './body.js';
+import { DNS_ERROR_CODES, toEgressError } from './errors.js';
 import { RequestAbort } from './request-abort.js';
-import { EgressError, type Egress, type EgressRequest, type EgressResponse } from './types.js';
+import { probeTls } from './tls-probe.js';
+import { EgressError, type Egress, type EgressRequest, type EgressResponse, type TlsProbeRequest, type TlsProbeResult } from './types.js';
 
 export { isAddressAllowed } from './address-policy.js';
 
@@ -49,18 +52,13 @@ const RESERVED_HEADERS = new Set([
   'content-length',
   'accept-encoding',
 ]);
+/** `acceptAnyTls`: no certificate check, and TLS 1.0 / 1.1 allowed (their handshakes need OpenSSL's security level 0). */
+const ANY_TLS = { rejectUnauthorized: false, minVersion: 'TLSv1', ciphers: 'DEFAULT:@SECLEVEL=0' } as const;
 /** Dropped when a redirect leaves the current origin. */
 const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 const CREDENTIAL_HEADER_PATTERN = /(auth|token|secret|password|api[-_]?key|session|cookie|signature)/i;
 /** Dropped when a redirect turns the request into a body-less GET (fetch "request-body-header names"). */
 const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
-const DNS_ERROR_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'EAI_NONAME', 'EAI_FAIL', 'ENODATA', 'ESERVFAIL']);
-const TIMEOUT_ERROR_CODES = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'ETIMEDOUT',
-]);
 
 type Method = NonNullable<EgressRequest['method']>;
 
@@ -145,35 +143,6 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function errorCode(err: unknown): string | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-function findEgressError(err: unknown): EgressError | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-    if (current instanceof EgressError) return current;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** Maps anything thrown while talking to the network onto the EgressError vocabulary. */
-function toEgressError(err: unknown): EgressError {
-  const own = findEgressError(err);
-  if (own) return own;
-  const code = errorCode(err);
-  if (code && TIMEOUT_ERROR_CODES.has(code)) return new EgressError('EGRESS_TIMEOUT', `timed out (${code})`);
-  if (code && DNS_ERROR_CODES.has(code)) return new EgressError('EGRESS_DNS', `name resolution failed (${code})`);
-  return new EgressError('EGRESS_NETWORK', `request failed (${code ?? 'unknown error'})`);
-}
-
 export function createEgress(options: EgressOptions): Egress {
   const allow = compileAllowList(options.allowCidrs);
   const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
@@ -192,15 +161,20 @@ export function createEgress(options: EgressOptions): Egress {
     }
     return url;
   };
-  /** One keep-alive Agent per connect timeout in use (normally exactly one). */
-  const agents = new Map<number, Agent>();
+  /**
+   * One keep-alive Agent per connect timeout in use (normally exactly one), and separate ones for
+   * requests that accept any TLS (the security scanner), so a verified request never reuses a
+   * connection whose certificate nobody checked.
+   */
+  const agents = new Map<string, Agent>();
   let closed = false;
 
-  function agentFor(connectTimeoutMs: number): Agent {
-    let agent = agents.get(connectTimeoutMs);
+  function agentFor(connectTimeoutMs: number, acceptAnyTls: boolean): Agent {
+    const key = `${connectTimeoutMs}:${acceptAnyTls}`;
+    let agent = agents.get(key);
     if (!agent) {
-      agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs } });
-      agents.set(connectTimeoutMs, agent);
+      agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs, ...(acceptAnyTls ? ANY_TLS : {}) } });
+      agents.set(key, agent);
     }
     return agent;
   }
@@ -208,7 +182,7 @@ export function createEgress(options: EgressOptions): Egress {
   async function run(startUrl: string, init: EgressRequest, signal: RequestAbort, progress: { responses: number }): Promise<EgressResponse> {
     const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
     const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
-    const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS));
+    const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS), init.acceptAnyTls === true);
     let url = checkStartUrl(startUrl);
     let method: Method = init.method ?? 'GET';
     let body = init.body;
@@ -303,6 +277,11 @@ export function createEgress(options: EgressOptions): Egress {
         clearTimeout(timer);
         callerSignal?.removeEventListener('abort', abort);
       }
+    },
+
+    async tlsProbe(request: TlsProbeRequest): Promise<TlsProbeResult> {
+      if (closed) throw new EgressError('EGRESS_NETWORK', 'egress client is closed');
+      return probeTls(request, allow, lookup);
     },
 
     async close(): Promise<void> {

@@ -15,6 +15,11 @@ export interface MediaField {
   field: string;
   multiple: boolean;
   kinds: MediaKind[];
+  /**
+   * The media id is not the field itself but the property of this name in each element of the
+   * field (an array of objects; elements without it are skipped): `edits[].mediaId`.
+   */
+  within?: string;
 }
 
 export interface Price {
@@ -34,12 +39,23 @@ export interface OperationContract {
    */
   resultSchema: TSchema;
   mediaFields: MediaField[];
+  /**
+   * An input field holding a URL whose hostname must be a domain verified in the workspace
+   * (security.scan: nobody scans a site they have not proven they control); runs of another
+   * hostname are refused at admission with 400 DOMAIN_NOT_VERIFIED.
+   */
+  verifiedHostField?: string;
   /** The kind of file the operation produces, if any. */
   produces: MediaKind | null;
   /** Estimated and bounded maximum cost for a (valid) input, before any override of the price book. */
   price(input: Record<string, unknown>): Price;
   /** Checkpointed steps the work is split into (1 for single-step operations). */
   steps(input: Record<string, unknown>): number;
+  /**
+   * Rules of the input a JSON Schema cannot say (a trim that ends before it starts); each broken
+   * rule is a 400 INVALID_INPUT with its JSON pointer under /input, before anything is reserved.
+   */
+  check?(input: Record<string, unknown>): { pointer: string; message: string }[];
   /** The main text input, where simulated-provider directives are read. */
   mainText(input: Record<string, unknown>): string | undefined;
 }

@@ -1,8 +1,31 @@
-/** security.scan: passive checks of an HTTPS site, one checkpointed step per check. */
+/**
+ * security.scan: passive checks of an HTTPS site (decisions.md section 5, "security.scan"), one
+ * checkpointed step per check, in the order of SECURITY_CHECKS. Each check ends pass, warn or
+ * fail with its evidence, and a short remedy when it is not a pass.
+ */
 import type { TSchema } from 'typebox';
-import { resultObject, inputObject, str, type OperationContract } from './contract.js';
+import { resultObject, inputObject, type OperationContract } from './contract.js';
 
-export const SECURITY_CHECKS = ['tls', 'headers', 'cookies', 'cors', 'mixed-content', 'exposure'] as const;
+/** The checks of a scan, in the order they run (each one a checkpointed step). */
+export const SECURITY_CHECKS = [
+  'tls-protocol',
+  'certificate-trust',
+  'certificate-expiry',
+  'certificate-hostname',
+  'https-redirect',
+  'hsts',
+  'content-security-policy',
+  'content-type-options',
+  'frame-protection',
+  'referrer-policy',
+  'cookies',
+  'cors',
+  'mixed-content',
+  'exposed-files',
+] as const;
+
+export type SecurityCheckId = (typeof SECURITY_CHECKS)[number];
+export type CheckStatus = 'pass' | 'warn' | 'fail';
 
 export const securityScan: OperationContract = {
   id: 'security.scan',
@@ -18,13 +41,16 @@ export const securityScan: OperationContract = {
       url: { type: 'string' },
       checks: {
         type: 'array',
+        maxItems: SECURITY_CHECKS.length,
         items: {
           type: 'object',
           properties: {
-            id: { type: 'string' },
+            id: { enum: [...SECURITY_CHECKS] },
             status: { enum: ['pass', 'warn', 'fail'] },
             summary: { type: 'string' },
-            evidence: {},
+            /** What was observed (header values, certificate fields, paths); never cookie values or file contents. */
+            evidence: { type: 'object' },
+            /** What to change, for a warn or a fail. */
             remedy: { type: 'string' },
           },
           required: ['id', 'status', 'summary'],
@@ -35,6 +61,7 @@ export const securityScan: OperationContract = {
     ['url', 'checks'],
   ),
   mediaFields: [],
+  verifiedHostField: 'url',
   produces: null,
   price: () => ({ estimatedMillicents: 15_000, maximumMillicents: 15_000 }),
   steps: () => SECURITY_CHECKS.length,

@@ -67,6 +67,19 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     });
   }
 
+  /**
+   * The client of an attempt. Jobs funded by credits use the operator's key, which the service
+   * holds anyway: their clients are built once per size bound and reused. A workspace's own key
+   * lives only in a client built for its attempt.
+   */
+  const operatorClients = new Map<number, OpenAI>();
+  function clientFor(job: ProviderRun, maxBytes: number): OpenAI {
+    if (job.funding !== 'credits' || job.apiKey !== spec.apiKey?.reveal()) return client(job.apiKey, maxBytes);
+    let api = operatorClients.get(maxBytes);
+    if (!api) operatorClients.set(maxBytes, (api = client(job.apiKey, maxBytes)));
+    return api;
+  }
+
   /** A ProviderError for any failure of a call; the caller's abort is rethrown as is. */
   function failure(err: unknown, job: ProviderRun, consumedMillicents = 0): unknown {
     if (job.signal.aborted) return job.signal.reason ?? err;
@@ -101,7 +114,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const maxTokens = typeof job.input.maxTokens === 'number' ? job.input.maxTokens : 512;
     const temperature = typeof job.input.temperature === 'number' ? job.input.temperature : undefined;
     const model = job.route.model!;
-    const api = client(job.apiKey, OPENAI_MAX_BYTES.chat);
+    const api = clientFor(job, OPENAI_MAX_BYTES.chat);
     let consumed = 0;
     return guarded(
       job,
@@ -151,7 +164,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const prompt = String(job.input.prompt ?? '');
     const references = Array.isArray(job.input.referenceMediaIds) ? (job.input.referenceMediaIds as string[]) : [];
     const model = job.route.model!;
-    const api = client(job.apiKey, OPENAI_MAX_BYTES.images);
+    const api = clientFor(job, OPENAI_MAX_BYTES.images);
     // GPT image models always answer base64 and refuse the parameter; others are asked for base64
     // (one answer, no second download), and a URL answer is downloaded all the same.
     const format = /^gpt-image/i.test(model) ? {} : { response_format: 'b64_json' as const };
@@ -215,7 +228,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const voice = typeof job.input.voice === 'string' ? job.input.voice : (job.route.spec?.voice ?? 'alloy');
     const model = job.route.model!;
     const characters = characterCount(text);
-    const api = client(job.apiKey, OPENAI_MAX_BYTES.speech);
+    const api = clientFor(job, OPENAI_MAX_BYTES.speech);
     let answered = false;
     return guarded(
       job,

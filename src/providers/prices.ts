@@ -55,6 +55,8 @@ const OPERATION_PARAMS: Partial<Record<OperationId, PriceParam[]>> = {
 export function priceParamsFor(opId: OperationId, providerType: string): PriceParam[] {
   const params: PriceParam[] = ['perRunMillicents', ...(OPERATION_PARAMS[opId] ?? [])];
   if (providerType === 'replicate') params.push('perPredictSecondMillicents');
+  // video.edit per output second only where an engine bounds the output (ffmpeg: maxOutputSeconds).
+  if (opId === 'video.edit' && providerType === 'local') params.push('perSecondMillicents');
   return params;
 }
 
@@ -130,8 +132,17 @@ export function costOf(params: PriceParams, q: Quantities): number {
 }
 
 /** Estimated and maximum cost of a run at the file's prices. */
-export function priceFromParams(params: PriceParams, opId: OperationId, input: Record<string, unknown>, predictDeadlineSeconds: number): Price {
-  const { maximum, typical } = boundQuantities(opId, input, predictDeadlineSeconds);
+export function priceFromParams(
+  params: PriceParams,
+  opId: OperationId,
+  input: Record<string, unknown>,
+  predictDeadlineSeconds: number,
+  /** Quantities an adapter bounds itself (they replace the input's bound and the typical amount). */
+  adapterBound?: Quantities,
+): Price {
+  const bounds = boundQuantities(opId, input, predictDeadlineSeconds);
+  const maximum = { ...bounds.maximum, ...adapterBound };
+  const typical = { ...bounds.typical, ...adapterBound };
   const maximumMillicents = costOf(params, maximum);
   return { estimatedMillicents: Math.min(costOf(params, typical), maximumMillicents), maximumMillicents };
 }

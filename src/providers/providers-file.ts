@@ -71,6 +71,10 @@ export interface OperationRouteSpec {
   timeoutSeconds: number;
   /** Pause between two polls of a prediction (ms). */
   pollIntervalMs: number;
+  /** sprites engine: the provider that draws the frames (one of the file that can make images, or "simulated"). */
+  frames?: string;
+  /** ffmpeg engine: the longest output (s); longer results are cut there (the bound of perSecondMillicents). */
+  maxOutputSeconds: number;
 }
 
 export interface ProvidersFile {
@@ -83,13 +87,19 @@ export interface ProvidersFile {
 const OPENAI_OPERATIONS: readonly OperationId[] = ['chat.generate', 'image.generate', 'speech.generate'];
 /** Operations a replicate model cannot serve: synchronous ones, and those that need a local engine. */
 const NOT_ON_REPLICATE: readonly OperationId[] = ['link.preview', 'chat.generate', 'security.scan', 'sprite.generate', 'video.edit'];
-/** Local engines this version ships (the local-engines work adds ffmpeg, espeak-ng, scanner, sprites). */
-export const LOCAL_ENGINES: Readonly<Record<string, readonly OperationId[]>> = {};
+/** The engines of `local` providers and the operation each serves. */
+export const LOCAL_ENGINES: Readonly<Record<string, readonly OperationId[]>> = {
+  ffmpeg: ['video.edit'],
+  'espeak-ng': ['speech.generate'],
+  scanner: ['security.scan'],
+  sprites: ['sprite.generate'],
+};
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_PREDICTION_TIMEOUT_S = 600;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
+export const DEFAULT_MAX_OUTPUT_SECONDS = 600;
 /**
  * Largest price parameter (millicents per unit). With the largest quantity an input can ask for
  * (about 12.8 million chat input tokens: 100 messages of 32,000 four-byte characters) a maximum
@@ -98,7 +108,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 1000;
 export const MAX_PRICE_PARAMETER = 100_000_000;
 
 const PROVIDER_FIELDS = ['type', 'baseUrl', 'apiKeyEnv', 'privateNetwork', 'mediaInputs', 'requestTimeoutMs', 'maxRetries'];
-const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voice', 'timeoutSeconds', 'pollIntervalMs'];
+const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voice', 'timeoutSeconds', 'pollIntervalMs', 'frames', 'maxOutputSeconds'];
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const REPLICATE_MODEL = /^[a-z0-9][a-z0-9_.-]{0,99}\/[a-z0-9][a-z0-9_.-]{0,99}(:[0-9a-f]{64})?$/i;
@@ -304,14 +314,19 @@ function parseRoute(
   const op = findOperation(opId)!;
   if (type) checkServes(type, opId, raw.engine, problem);
   const model = raw.model;
-  if (type === 'openai' || type === 'replicate') {
+  const frames = checkFrames(raw, type, providers, rawProviders, problem);
+  // The sprites engine draws its frames on another provider: model and template are that provider's.
+  const drawing = frames !== undefined && frames !== 'simulated' ? providers.get(frames) : undefined;
+  const modelType = drawing ? drawing.type : type;
+  if (modelType === 'openai' || modelType === 'replicate') {
     if (typeof model !== 'string' || model.length === 0 || model.length > 200) problem('model is required (the provider\'s model name)');
-    else if (type === 'replicate' && !REPLICATE_MODEL.test(model)) problem('a replicate model is "owner/name" or "owner/name:VERSION" (64 hex digits)');
+    else if (modelType === 'replicate' && !REPLICATE_MODEL.test(model)) problem('a replicate model is "owner/name" or "owner/name:VERSION" (64 hex digits)');
   } else if (type !== undefined && model !== undefined) problem(`model does not apply to a ${type} provider`);
   if (raw.input !== undefined && type !== undefined) {
-    if (type !== 'replicate') problem('input (a model input template) applies to replicate providers only');
+    if (modelType !== 'replicate') problem('input (a model input template) applies to replicate providers only');
     else if (!isObject(raw.input)) problem('input must be an object (the model input)');
-    else checkTemplate(raw.input, op.inputSchema as { properties?: Record<string, unknown> }, problem);
+    // A frame is drawn as an image.generate request (prompt, width, height, count).
+    else checkTemplate(raw.input, (drawing ? findOperation('image.generate')! : op).inputSchema as { properties?: Record<string, unknown> }, problem);
   }
   if (raw.voice !== undefined && type !== undefined && (type !== 'openai' || opId !== 'speech.generate' || typeof raw.voice !== 'string' || raw.voice.length === 0)) {
     problem('voice applies to speech.generate on an openai provider and must be a voice name');
@@ -320,6 +335,9 @@ function parseRoute(
   if (!wholeNumber(timeoutSeconds, 1, 86_400)) problem('timeoutSeconds must be a whole number of seconds from 1 to 86400');
   const pollIntervalMs = raw.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   if (!wholeNumber(pollIntervalMs, 10, 60_000)) problem('pollIntervalMs must be a whole number of milliseconds from 10 to 60000');
+  const maxOutputSeconds = raw.maxOutputSeconds ?? DEFAULT_MAX_OUTPUT_SECONDS;
+  if (raw.maxOutputSeconds !== undefined && raw.engine !== 'ffmpeg') problem('maxOutputSeconds applies to the ffmpeg engine only');
+  else if (!wholeNumber(maxOutputSeconds, 1, 86_400)) problem('maxOutputSeconds must be a whole number of seconds from 1 to 86400');
   const price = checkPrice(raw.price, opId, type, problem);
   if (failed || !type) return undefined;
   return {
@@ -332,7 +350,44 @@ function parseRoute(
     ...(typeof raw.voice === 'string' ? { voice: raw.voice } : {}),
     timeoutSeconds: timeoutSeconds as number,
     pollIntervalMs: pollIntervalMs as number,
+    ...(frames !== undefined ? { frames } : {}),
+    maxOutputSeconds: maxOutputSeconds as number,
   };
+}
+
+/**
+ * The sprites engine's `frames`: "simulated", or a provider of the file that can make images
+ * (openai, replicate); its `model` is then the model that draws them.
+ */
+function checkFrames(
+  raw: Record<string, unknown>,
+  type: ProviderType | undefined,
+  providers: Map<string, ProviderSpec>,
+  rawProviders: Record<string, unknown>,
+  problem: (what: string) => void,
+): string | undefined {
+  const value = raw.frames;
+  if (raw.engine !== 'sprites') {
+    if (value !== undefined) problem('frames applies to the sprites engine only');
+    return undefined;
+  }
+  if (type !== 'local') return undefined;
+  if (value === undefined) return 'simulated';
+  if (typeof value !== 'string') {
+    problem('frames must name the provider that draws the frames (a provider of the file that can make images, or "simulated")');
+    return undefined;
+  }
+  if (value === 'simulated') return value;
+  const spec = providers.get(value);
+  if (!spec) {
+    if (!Object.hasOwn(rawProviders, value)) problem(`frames: provider "${value}" is not declared in "providers"`);
+    return undefined;
+  }
+  if (spec.type !== 'openai' && spec.type !== 'replicate' && spec.type !== 'simulated') {
+    problem(`frames: provider "${value}" cannot make images (an openai or replicate provider, or "simulated")`);
+    return undefined;
+  }
+  return spec.type === 'simulated' ? 'simulated' : value;
 }
 
 function checkServes(type: ProviderType, opId: OperationId, engine: unknown, problem: (what: string) => void): void {

@@ -10,6 +10,9 @@
  * of checkpointed steps a job runs in.
  */
 import type { Logger } from 'pino';
+import type { TSchema } from 'typebox';
+import { localProvider } from './local/index.js';
+import type { LocalEngines } from './local/engines.js';
 import { createEgress } from '../egress/client.js';
 import type { Egress } from '../egress/types.js';
 import type { OperationContract, Price } from '../operations/contract.js';
@@ -42,6 +45,8 @@ export interface OperationRoute {
   charge(used: Quantities, maximumMillicents: number): number;
   /** Checkpointed steps a job runs in. */
   steps(input: Record<string, unknown>): number;
+  /** The input schema this route honours (GET /v1/tools serves it; estimates, runs and retries are checked against it). */
+  inputSchema: TSchema;
 }
 
 /** What adapters are built with. */
@@ -53,6 +58,17 @@ export interface AdapterContext {
   log: Logger;
 }
 
+/** What a local engine is built with: its entry in the file, the programs found, and the other adapters. */
+export interface LocalContext {
+  egress: Egress;
+  log: Logger;
+  engines: LocalEngines;
+  spec: OperationRouteSpec;
+  /** Adapters of the file's remote providers by name (the sprites engine draws frames on one). */
+  adapters: ReadonlyMap<string, Provider>;
+  providers: ReadonlyMap<string, ProviderSpec>;
+}
+
 export class ProviderRegistry {
   private readonly routes = new Map<OperationId, OperationRoute>();
   private readonly ownEgresses: Egress[] = [];
@@ -61,6 +77,8 @@ export class ProviderRegistry {
     readonly file: ProvidersFile | undefined,
     egress: Egress,
     log: Logger,
+    /** The local engines' programs found at start-up (probed only when the file maps an engine). */
+    readonly engines: LocalEngines = {},
     /** Builds the egress client of a private-network provider (tests may substitute it). */
     privateEgress: () => Egress = () => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }),
   ) {
@@ -76,12 +94,12 @@ export class ProviderRegistry {
       adapters.set(spec.name, spec.type === 'openai' ? openAiProvider(spec, ctx) : replicateProvider(spec, ctx));
     }
     for (const op of OPERATIONS) {
-      const route = this.resolve(op, adapters, egress);
+      const route = this.resolve(op, adapters, egress, log);
       if (route) this.routes.set(op.id, route);
     }
   }
 
-  private resolve(op: OperationContract, adapters: Map<string, Provider>, egress: Egress): OperationRoute | undefined {
+  private resolve(op: OperationContract, adapters: Map<string, Provider>, egress: Egress, log: Logger): OperationRoute | undefined {
     if (op.id === 'link.preview') {
       return builtIn(op, 'link-preview', linkPreviewProvider(egress), false);
     }
@@ -91,7 +109,12 @@ export class ProviderRegistry {
     }
     const provider = this.file!.providers.get(spec.provider);
     const type: ProviderType = provider?.type ?? 'simulated';
-    const adapter = type === 'simulated' ? simulatedProvider : adapters.get(spec.provider);
+    const adapter =
+      type === 'simulated'
+        ? simulatedProvider
+        : type === 'local'
+          ? localProvider(spec.engine!, { egress, log, engines: this.engines, spec, adapters, providers: this.file!.providers })
+          : adapters.get(spec.provider);
     if (!adapter) throw new Error(`providers file: ${op.id} maps to ${spec.provider}, which has no adapter`);
     const params = spec.price;
     return {
@@ -103,9 +126,10 @@ export class ProviderRegistry {
       adapter,
       spec,
       ...(provider ? { provider } : {}),
-      price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds) : (input) => op.price(input),
+      price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds, adapter.maximumQuantities?.(op, input)) : (input) => op.price(input),
       charge: params ? (used, maximum) => chargeFor(params, used, maximum) : (_used, maximum) => maximum,
       steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
+      inputSchema: adapter.inputSchema?.(op) ?? op.inputSchema,
     };
   }
 
@@ -141,5 +165,6 @@ function builtIn(op: OperationContract, name: 'simulated' | 'link-preview', adap
     // The built-in price book has no usage figures: the adapter reports its own cost.
     charge: (_used, maximum) => maximum,
     steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
+    inputSchema: op.inputSchema,
   };
 }

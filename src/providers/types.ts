@@ -4,6 +4,7 @@
  * (committed consumption, never charged again), honours cancellation through `signal`, and
  * returns the public result plus any files. Nothing outside src/providers knows wire formats.
  */
+import type { TSchema } from 'typebox';
 import type { OperationContract } from '../operations/contract.js';
 import type { Quantities } from './prices.js';
 import type { OperationRoute } from './registry.js';
@@ -40,6 +41,8 @@ export interface ProviderRun {
   stepsDone: number;
   /** State saved with the last checkpoint. */
   state: Record<string, unknown>;
+  /** Files stored by checkpoints so far (earlier attempts and this one), readable with `media.read`. */
+  checkpointedFiles(): { field: string; index?: number; mediaId: string }[];
   /** Cost already committed by checkpoints of earlier attempts. */
   maximumMillicents: number;
   signal: AbortSignal;
@@ -54,6 +57,8 @@ export interface ProviderRun {
   apiKey: string | undefined;
   /** Workspace media the input references: signed URLs and bytes, for adapters that send them. */
   media: MediaAccess;
+  /** True while `hostname` is a domain verified in the job's workspace (checked again at run time). */
+  isVerifiedHost(hostname: string): Promise<boolean>;
   /** The cost of `used` at the route's prices, capped at this attempt's maximum. */
   charge(used: Quantities): number;
   /** Progress 0..100; throws if the job may no longer be changed by this attempt. */
@@ -112,6 +117,17 @@ export interface Provider {
   cancel?(job: RemoteCancel): Promise<Quantities | undefined>;
   /** Checkpointed steps a job of `op` with `input` runs in; the operation's own count when absent. */
   steps?(op: OperationContract, input: Record<string, unknown>): number;
+  /**
+   * The input schema this adapter honours (served by GET /v1/tools and enforced on estimates,
+   * runs and retries), when it is narrower than the operation's (a field it cannot honour is
+   * left out or made required, a voice list of its own); the operation's schema when absent.
+   */
+  inputSchema?(op: OperationContract): TSchema;
+  /**
+   * The most a run can consume when the adapter itself bounds it beyond what the input says (an
+   * engine that cuts its output at a length); replaces the operation's bound for its quantities.
+   */
+  maximumQuantities?(op: OperationContract, input: Record<string, unknown>): Quantities;
   run(job: ProviderRun): Promise<ProviderResult>;
 }
 

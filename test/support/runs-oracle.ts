@@ -73,6 +73,8 @@ export interface Fixture {
   ownByKind: Record<MediaKind, string[]>;
   /** Media of tenant B: to tenant A they must read exactly like ids of nothing (Rule 7). */
   foreignMedia: string[];
+  /** Hostnames verified in each workspace (security.scan targets, decisions.md section 5). */
+  verifiedHosts: Map<string, Set<string>>;
   stats: Map<string, number>;
 }
 
@@ -260,6 +262,18 @@ function expectedJson(f: Fixture, r: Req): Expected {
   // (The oracle's validator applies no defaults, so it may see the input itself: no recursive clone.)
   if (!f.validators.get(op)!(input)) return refuse('INVALID_INPUT');
   if (!mediaReferencesOk(f, r.caller, op, input)) return refuse('INVALID_INPUT');
+  // Rules of video.edit a JSON Schema cannot say: a trim ends after it starts; one format step at most.
+  if (op === 'video.edit') {
+    const edits = (Array.isArray(input.edits) ? input.edits : []) as { type?: unknown; startSeconds?: number; endSeconds?: number }[];
+    if (edits.some((e) => e.type === 'trim' && !(e.endSeconds! > e.startSeconds!)) || edits.filter((e) => e.type === 'format').length > 1) return refuse('INVALID_INPUT');
+  }
+  // decisions.md section 5: nobody scans a site whose hostname is not verified in their workspace
+  // (an IP address never is).
+  if (op === 'security.scan') {
+    // An address the URL standard cannot read (a port past 65535) names no host: invalid input.
+    if (!URL.canParse(String(input.url))) return refuse('INVALID_INPUT');
+    if (!f.verifiedHosts.get(r.caller.workspaceId)?.has(new URL(String(input.url)).hostname.toLowerCase())) return refuse('DOMAIN_NOT_VERIFIED');
+  }
   return { refuse: [], accept: { op, body: { operationId, input } } };
 }
 
@@ -267,8 +281,10 @@ function expectedJson(f: Fixture, r: Req): Expected {
 function mediaReferencesOk(f: Fixture, caller: Caller, op: OperationId, input: Record<string, unknown>): boolean {
   const media = f.mediaOf.get(caller.workspaceId)!;
   for (const field of findOperation(op)!.mediaFields) {
-    const value = input[field.field];
+    let value = input[field.field];
     if (value === undefined) continue;
+    // A reference inside each element of a list (edits[].mediaId): elements without it name none.
+    if (field.within) value = (value as Record<string, unknown>[]).flatMap((e) => (e[field.within!] === undefined ? [] : [e[field.within!]]));
     for (const id of Array.isArray(value) ? value : [value]) {
       const kind = typeof id === 'string' ? media.get(id.toLowerCase()) : undefined;
       if (kind === undefined || !field.kinds.includes(kind)) return false;
@@ -414,6 +430,12 @@ const urlPath = fc.oneof(
   fc.stringMatching(/^\/[a-z]{0,10}\?[a-z0-9=&%]{0,30}$/),
 );
 
+/** The hostname tenant A verified (security.scan may target it) and one nobody verified. */
+export const SCAN_TARGET = 'scan-target.example.com';
+const scanTargetArb = fc
+  .tuple(fc.constantFrom('https://', 'HTTPS://'), fc.constantFrom(SCAN_TARGET, 'Scan-Target.Example.COM', 'unverified.example.com', `www.${SCAN_TARGET}`), fc.constantFrom('', ':443', ':8443'), urlPath)
+  .map(([scheme, host, port, path]) => `${scheme}${host}${port}${path}`);
+
 function urlArb(httpsOnly: boolean): fc.Arbitrary<string> {
   return fc
     .tuple(fc.constantFrom(...(httpsOnly ? ['https://', 'HTTPS://'] : ['http://', 'https://', 'HtTp://'])), fc.constantFrom(...BLOCKED_HOSTS), fc.constantFrom('', ':80', ':8443', ':99999', ':0'), urlPath)
@@ -514,7 +536,9 @@ function validArb(f: Fixture, op: OperationId, s: Schema, field: string, depth =
       }
       if (s.format === 'uri') {
         const pattern = new RegExp(s.pattern ?? '');
-        return urlArb(!pattern.test('http://x')).filter((u) => pattern.test(u));
+        const urls = urlArb(!pattern.test('http://x'));
+        // security.scan: the workspace's verified hostname too, and one it has not verified.
+        return (op === 'security.scan' ? fc.oneof(urls, scanTargetArb) : urls).filter((u) => pattern.test(u));
       }
       const min: number = s.minLength ?? 0;
       const max: number = s.maxLength ?? 200;
@@ -701,13 +725,23 @@ export async function setUp(ctx: TestContext): Promise<Fixture> {
   const validators = new Map<OperationId, ValidateFunction>();
   for (const [op, schema] of schemas) {
     validators.set(op, oracleAjv.compile(structuredClone(schema)));
-    // Media references are the uuid-formatted fields of the published schema.
+    // Media references are the uuid-formatted fields of the published schema, or a uuid property
+    // of the objects a list field holds (video.edit's concat step: edits[].mediaId).
     const uuidFields = Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-      .filter(([, p]) => p.format === 'uuid' || p.items?.format === 'uuid')
-      .map(([k]) => k)
+      .flatMap(([k, p]): string[] => {
+        if (p.format === 'uuid' || p.items?.format === 'uuid') return [k];
+        const branches: Schema[] = p.items ? (Array.isArray(p.items.oneOf) ? p.items.oneOf : [p.items]) : [];
+        const inner = [...new Set(branches.flatMap((b) => Object.entries((b.properties ?? {}) as Record<string, Schema>).filter(([, q]) => q.format === 'uuid').map(([name]) => name)))];
+        return inner.map((name) => `${k}[].${name}`);
+      })
       .sort();
-    assert.deepEqual(findOperation(op)!.mediaFields.map((m) => m.field).sort(), uuidFields, `${op}: media fields`);
+    assert.deepEqual(findOperation(op)!.mediaFields.map((m) => (m.within ? `${m.field}[].${m.within}` : m.field)).sort(), uuidFields, `${op}: media fields`);
   }
+
+  // Tenant A proves it controls SCAN_TARGET (the operator's word), so its scans of it are admitted.
+  assert.equal((await admin(ctx, `/admin/v1/workspaces/${a.workspace.id}/domains`, { hostname: SCAN_TARGET })).statusCode, 200);
+  assert.equal((await admin(ctx, `/admin/v1/workspaces/${a.workspace.id}/domains/${SCAN_TARGET}/verify`, { method: 'operator' })).statusCode, 200);
+  const verifiedHosts = new Map([[a.workspace.id, new Set([SCAN_TARGET])]]);
 
   const caller = (name: Caller['name'], secret: string, t: Tenant, operations: readonly string[]): Caller => ({ name, secret, workspaceId: t.workspace.id, operations });
   return {
@@ -727,6 +761,7 @@ export async function setUp(ctx: TestContext): Promise<Fixture> {
     mediaOf,
     ownByKind,
     foreignMedia,
+    verifiedHosts,
     stats: new Map(),
   };
 }

@@ -10,6 +10,7 @@ import type { OperationRoute } from '../../providers/registry.js';
 import { ProviderError, type MediaAccess, type ProducedFile } from '../../providers/types.js';
 import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { readProviderKey } from '../provider-keys/service.js';
+import { findDomain } from '../domains/store.js';
 import { raiseProviderKeyRejected } from '../notifications/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
@@ -57,20 +58,32 @@ function assemble(data: Record<string, unknown>, files: Checkpoint['files']): Re
   return result;
 }
 
-export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): Promise<ExecutionOutcome> {
+export interface ExecuteOptions {
+  /** Writes that belong to the job's finish (a synchronous run's stored response), in its transaction. */
+  alsoInFinish?: FinishRequest['alsoInFinish'];
+}
+
+export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, options: ExecuteOptions = {}): Promise<ExecutionOutcome> {
   const op = findOperation(job.operation_id);
   const token = Number(job.lease_token);
   const cp = readCheckpoint(job);
   if (!op) {
-    const row = await finishJob(deps, job.id, { workspaceId: job.workspace_id, status: 'failed', from: ['processing'], leaseToken: token, consumedMillicents: cp.attemptCost, errorCode: 'UNKNOWN_OPERATION' });
+    const row = await finishJob(deps, job.id, { workspaceId: job.workspace_id, status: 'failed', from: ['processing'], leaseToken: token, consumedMillicents: cp.attemptCost, errorCode: 'UNKNOWN_OPERATION', ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}) });
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
   const route = deps.providers.route(op.id);
   // Files of the last step and of the result: their rows are written when the job finishes.
   const lastFiles: MediaRecord[] = [];
-  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media'>) => {
-    const row = await finishJob(deps, job.id, { ...req, workspaceId: job.workspace_id, from: ['processing'], leaseToken: token, media: lastFiles });
+  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>) => {
+    const row = await finishJob(deps, job.id, {
+      ...req,
+      workspaceId: job.workspace_id,
+      from: ['processing'],
+      leaseToken: token,
+      media: lastFiles,
+      ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}),
+    });
     if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
     return row;
   };
@@ -89,12 +102,14 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal): 
       stepsTotal: Number(job.steps_total),
       stepsDone: cp.stepsDone,
       state: cp.state,
+      checkpointedFiles: () => cp.files.map((f) => ({ field: f.field, ...(f.index !== undefined ? { index: f.index } : {}), mediaId: String(f.ref.mediaId) })),
       maximumMillicents,
       signal,
       route,
       funding,
       apiKey: await providerKeyFor(deps, job, route, funding),
       media: mediaAccess(deps, job.workspace_id),
+      isVerifiedHost: async (hostname) => (await findDomain(deps.db, job.workspace_id, hostname.toLowerCase()))?.status === 'verified',
       charge: (used) => route.charge(used, maximumMillicents),
       progress: async (percentage) => {
         // Completion itself records 100 %, in the transaction that settles the job.

@@ -57,7 +57,7 @@ const TERMINAL_EVENT: Record<FinishRequest['status'], EventType> = {
 
 /** Whether this finish may be batched: a worker's, under its lease, from processing. */
 export function batchableFinish(deps: Deps, req: FinishRequest): boolean {
-  return deps.caps.dialect === 'postgres' && req.leaseToken !== null && req.from.length === 1 && req.from[0] === 'processing';
+  return deps.caps.dialect === 'postgres' && req.leaseToken !== null && req.from.length === 1 && req.from[0] === 'processing' && !req.alsoInFinish;
 }
 
 const batchers = new WeakMap<Kysely<Database>, Batcher<QueuedFinish, Outcome>>();

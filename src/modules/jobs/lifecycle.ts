@@ -86,6 +86,11 @@ export interface FinishRequest {
   checkpoint?: Checkpoint;
   /** Media items whose blobs the attempt wrote and whose rows are recorded with the finish. */
   media?: MediaRecord[];
+  /**
+   * More writes that belong to the finish (a synchronous run's stored response), in its
+   * transaction, given the finished row. A finish with them is never batched.
+   */
+  alsoInFinish?: (trx: Trx, row: JobRow) => Promise<void>;
 }
 
 /**
@@ -145,6 +150,7 @@ async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): P
       final = { ...updated, cost_mc: Number(updated.cost_mc) + charged };
     }
     await recordChange(trx, final, now);
+    await req.alsoInFinish?.(trx, final);
     return final;
   }, req.workspaceId);
 }

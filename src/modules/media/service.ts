@@ -176,13 +176,25 @@ export async function findMediaItems(deps: Deps, workspaceId: string, ids: strin
 /**
  * Checks the media references of an operation input: every id names a media item of the
  * workspace with an accepted kind. Otherwise 400 INVALID_INPUT listing each bad reference by JSON
- * pointer into the request body, as schema errors are (`/input/referenceMediaIds/1`, `/input/mediaId`).
+ * pointer into the request body, as schema errors are (`/input/referenceMediaIds/1`, `/input/mediaId`,
+ * `/input/edits/2/mediaId` for a field read `within` the elements of a list).
  */
 export async function checkMediaInputs(deps: Deps, workspaceId: string, fields: MediaField[], input: Record<string, unknown>): Promise<void> {
   const refs: { pointer: string; id: unknown; kinds: MediaKind[] }[] = [];
   for (const field of fields) {
     const value = input[field.field];
     if (value === undefined) continue;
+    if (field.within !== undefined) {
+      // The ids sit in a property of each element (edits[].mediaId); the schema already made the
+      // field an array of objects, and elements without the property reference no media.
+      const within = field.within;
+      if (!Array.isArray(value)) continue;
+      value.forEach((element, i) => {
+        if (typeof element !== 'object' || element === null || !Object.hasOwn(element, within)) return;
+        refs.push({ pointer: `/input/${field.field}/${i}/${within}`, id: (element as Record<string, unknown>)[within], kinds: field.kinds });
+      });
+      continue;
+    }
     if (field.multiple) {
       if (!Array.isArray(value)) {
         refs.push({ pointer: `/input/${field.field}`, id: value, kinds: field.kinds });

@@ -83,7 +83,7 @@ export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: numbe
  * charge and cost the operation's points.
  */
 const REFUSED_BEFORE_CHARGE = new Set<string>([
-  'IDEMPOTENCY_KEY_REQUIRED', 'UNKNOWN_OPERATION', 'OPERATION_UNAVAILABLE', 'FORBIDDEN_OPERATION', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA', 'NOT_FOUND',
+  'IDEMPOTENCY_KEY_REQUIRED', 'UNKNOWN_OPERATION', 'OPERATION_UNAVAILABLE', 'FORBIDDEN_OPERATION', 'INVALID_INPUT', 'UNSUPPORTED_MEDIA', 'DOMAIN_NOT_VERIFIED', 'NOT_FOUND',
   'IDEMPOTENCY_CONFLICT', 'IDEMPOTENCY_IN_PROGRESS', 'PERSONAL_PROVIDER_KEY', 'JOB_NOT_RETRYABLE',
 ]);
 
@@ -112,17 +112,44 @@ async function startRunOnce(deps: Deps, auth: AuthContext, req: RunRequest): Pro
   const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
   const hash = idempotency.requestHash('POST /v1/runs', { operationId: req.operationId, input: req.input });
   if (op.asynchronous) return enqueueRun(deps, auth, op, input, req.executionOrigin, scope, hash);
-  const claim = await idempotency.claim(deps, scope, hash);
-  if (claim.kind === 'replay') return replay(deps, auth, claim);
-  let job: JobRow;
-  try {
-    await chargePoints(deps, auth.workspace, operationPoints(op.id));
-    job = await inTransaction(deps, (trx) => admit(deps, trx, auth, op, input, req.executionOrigin));
-  } catch (err) {
-    await idempotency.release(deps, scope);
-    throw err;
+  const admitted = await admitSynchronous(deps, auth, op, input, req.executionOrigin, scope, hash);
+  if (admitted.kind === 'replay') return replay(deps, auth, admitted);
+  return runSynchronously(deps, admitted.job, scope);
+}
+
+/**
+ * A synchronous run's claim, points and admission in one transaction (like a queued run's): a
+ * refusal rolls the claim back with the rest, so the key is free again; once committed, the claim
+ * stays in flight while the operation runs (a concurrent duplicate is 409 IDEMPOTENCY_IN_PROGRESS)
+ * and its response is stored by the transaction that finishes the job.
+ */
+async function admitSynchronous(
+  deps: Deps,
+  auth: AuthContext,
+  op: OperationContract,
+  input: Record<string, unknown>,
+  origin: RunRequest['executionOrigin'],
+  scope: idempotency.IdempotencyScope,
+  hash: string,
+): Promise<{ kind: 'new'; job: JobRow } | { kind: 'replay'; statusCode: number; body: unknown }> {
+  const points = operationPoints(op.id);
+  for (let attempt = 1; ; attempt++) {
+    await loadPoints(deps, auth.workspace);
+    try {
+      const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
+      return await inTransaction(deps, async (trx) => {
+        const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
+        if (claim.kind === 'replay') return claim;
+        // Counters read from the database here would wait for the connection this transaction holds.
+        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        return { kind: 'new' as const, job: await admit(deps, trx, auth, op, input, origin) };
+      }, batch);
+    } catch (err) {
+      if (!(err instanceof PointsNotLoaded)) throw err;
+      // Counters are dropped only when idle, so a second miss in a row is a fault, not a race.
+      if (attempt >= 3) throw new AppError('UNAVAILABLE', { retryAfter: 1 });
+    }
   }
-  return runSynchronously(deps, job, scope);
 }
 
 async function replay(deps: Deps, auth: AuthContext, claim: { statusCode: number; body: unknown }): Promise<RunResponse> {
@@ -216,17 +243,31 @@ const SYNC_TIMEOUT_MS = 20_000;
 
 async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.IdempotencyScope): Promise<RunResponse> {
   const signal = AbortSignal.timeout(Math.min(SYNC_TIMEOUT_MS, deps.config.jobLeaseMs - 1000));
-  const outcome = await executeJob(deps, job, signal);
-  const row = outcome.row ?? (await jobs.findJobById(deps.db, job.id))!;
-  const metadata = toMetadata(row);
-  const body: Record<string, unknown> = {
+  let body: Record<string, unknown> | undefined;
+  // The response is stored by the transaction that finishes the job: one write fewer per run.
+  const outcome = await executeJob(deps, job, signal, {
+    alsoInFinish: async (trx, row) => {
+      body = syncResponse(row);
+      await idempotency.complete(trx, scope, 200, body);
+    },
+  });
+  if (outcome.status === 'lost' || body === undefined) {
+    // Another actor finished the job first (a recovery after a lost lease): answer what it recorded.
+    const row = outcome.row ?? (await jobs.findJobById(deps.db, job.id))!;
+    body = syncResponse(row);
+    const stored = body;
+    await inTransaction(deps, (trx) => idempotency.complete(trx, scope, 200, stored));
+  }
+  return { statusCode: 200, body, replayed: false };
+}
+
+function syncResponse(row: JobRow): Record<string, unknown> {
+  return {
     kind: 'result',
     jobId: row.id,
     status: row.status,
     result: row.output_json === null ? null : JSON.parse(row.output_json),
     errorCode: row.error_code,
-    costMillicents: metadata.costMillicents,
+    costMillicents: toMetadata(row).costMillicents,
   };
-  await inTransaction(deps, (trx) => idempotency.complete(trx, scope, 200, body));
-  return { statusCode: 200, body, replayed: false };
 }

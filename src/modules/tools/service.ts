@@ -8,8 +8,9 @@ import type { OperationRoute } from '../../providers/registry.js';
 import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
+import { findDomain } from '../domains/store.js';
 
-const validators = new Map<string, ReturnType<typeof compileStrict>>();
+const validators = new WeakMap<object, ReturnType<typeof compileStrict>>();
 
 /**
  * How deeply an operation input may nest. No input schema goes deeper than 3 levels
@@ -46,11 +47,12 @@ function checkInputDepth(input: unknown): void {
   }
 }
 
-function validatorFor(op: OperationContract) {
-  let v = validators.get(op.id);
+/** The validator of a route's input schema (the operation's, or the narrower one its adapter honours). */
+function validatorFor(route: OperationRoute) {
+  let v = validators.get(route.inputSchema);
   if (!v) {
-    v = compileStrict(op.inputSchema as object);
-    validators.set(op.id, v);
+    v = compileStrict(route.inputSchema as object);
+    validators.set(route.inputSchema, v);
   }
   return v;
 }
@@ -66,7 +68,7 @@ export function catalog(deps: Deps, key: ApiKey) {
       .map((op) => ({
         operationId: op.id,
         summaryKey: op.summaryKey,
-        inputSchema: op.inputSchema as unknown as Record<string, unknown>,
+        inputSchema: deps.providers.route(op.id)!.inputSchema as unknown as Record<string, unknown>,
         usagePoints: operationPoints(op.id),
         asynchronous: op.asynchronous,
       })),
@@ -105,10 +107,10 @@ export async function checkOperationRequest(
   const op = findOperation(operationId);
   if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
   if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
-  routeFor(deps, op);
+  const route = routeFor(deps, op);
   checkInputDepth(input);
   const copy = structuredClone(input);
-  const validate = validatorFor(op);
+  const validate = validatorFor(route);
   if (!validate(copy)) {
     throw new AppError('INVALID_INPUT', {
       details: {
@@ -119,11 +121,36 @@ export async function checkOperationRequest(
       },
     });
   }
+  const broken = op.check?.(copy) ?? [];
+  if (broken.length > 0) throw new AppError('INVALID_INPUT', { details: { errors: broken.map((e) => ({ pointer: `/input${e.pointer}`, message: e.message })) } });
   await checkMediaInputs(deps, workspaceId, op.mediaFields, copy);
+  if (op.verifiedHostField) await checkVerifiedHost(deps, workspaceId, op.verifiedHostField, copy);
   return { op, input: copy };
 }
 
 /** Estimated and maximum cost at this deployment's prices (the providers file, else the built-in price book). */
+/**
+ * The hostname of the URL in `field` must be a domain verified in the workspace, exactly (a parent
+ * domain does not cover a subdomain; an IP address is never verified): 400 DOMAIN_NOT_VERIFIED.
+ */
+async function checkVerifiedHost(deps: Deps, workspaceId: string, field: string, input: Record<string, unknown>): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(String(input[field]));
+  } catch {
+    // JSON Schema's "uri" lets through what the URL standard refuses (a port past 65535).
+    throw new AppError('INVALID_INPUT', { details: { errors: [{ pointer: `/input/${field}`, message: 'must be a URL the WHATWG URL standard can parse' }] } });
+  }
+  const hostname = url.hostname.toLowerCase().replace(/\.$/, '');
+  const domain = await findDomain(deps.db, workspaceId, hostname);
+  if (domain?.status !== 'verified') {
+    throw new AppError('DOMAIN_NOT_VERIFIED', {
+      message: `${hostname} is not a verified domain of this workspace; verify it before scanning it.`,
+      details: { pointer: `/input/${field}`, hostname },
+    });
+  }
+}
+
 export function priceOf(deps: Deps, op: OperationContract, input: Record<string, unknown>): Price {
   return routeFor(deps, op).price(input);
 }

@@ -1,0 +1,167 @@
+/**
+ * Frames drawn by a provider of the file (`"frames": NAME`, an openai or replicate provider): each
+ * frame is one image.generate request to that provider's adapter ("PROMPT — frame i of n", one
+ * image, a size the provider accepts), run inside the sprite job's attempt.
+ *
+ * The adapter gets a run of its own: the image.generate route of the provider with the sprites
+ * entry's `model` and `input` template, the provider's operator key (a local route has no personal
+ * keys), the sprite job's signal. What it charges is ignored: the sprite job is charged per frame
+ * at the sprites entry's prices. What it checkpoints is kept: its files are the drawing, and its
+ * state (a remote prediction's id) is saved in the sprite job's state under DRAWING_STATE with
+ * the frame it belongs to, so an attempt recovered after a crash attaches to that prediction
+ * instead of paying for a second one, and a user's cancel stops it.
+ */
+import { imageGenerate } from '../../operations/image-generate.js';
+import type { ProviderSpec } from '../providers-file.js';
+import type { LocalContext, OperationRoute } from '../registry.js';
+import { ProviderError, type ProducedFile, type Provider, type ProviderRun, type RemoteCancel } from '../types.js';
+import type { Drawing } from './sprite-render.js';
+
+export const DRAWING_STATE = 'drawing';
+
+/** A frame's drawing in progress: the adapter's own state, for the frame it belongs to. */
+interface SavedDrawing {
+  frame: number;
+  state: Record<string, unknown>;
+}
+
+export interface RemoteFrames {
+  /** Draws frame `index` (0-based) of `count`; the frames before it are done. */
+  draw(job: ProviderRun, index: number, count: number): Promise<Drawing>;
+  /** Stops the remote work of the frame being drawn (a user's cancel); nothing is charged for it. */
+  cancel(job: RemoteCancel): Promise<void>;
+}
+
+export function remoteFrames(name: string, ctx: LocalContext): RemoteFrames {
+  const adapter = ctx.adapters.get(name);
+  const provider = ctx.providers.get(name);
+  if (!adapter || !provider) throw new Error(`providers file: the sprites engine draws frames on ${name}, which has no adapter`);
+  const route = drawingRoute(name, adapter, provider, ctx);
+  const apiKey = () => provider.apiKey?.reveal();
+
+  return {
+    async draw(job, index, count) {
+      const saved = savedDrawing(job.state);
+      const files: ProducedFile[] = [];
+      let result;
+      try {
+        result = await adapter.run({
+          jobId: job.jobId,
+          workspaceId: job.workspaceId,
+          operation: imageGenerate,
+          input: frameInput(job.input, index, count, provider, route.model),
+          attempt: job.attempt,
+          stepsTotal: 1,
+          stepsDone: 0,
+          state: saved?.frame === index ? saved.state : {},
+          checkpointedFiles: () => [],
+          maximumMillicents: 0,
+          signal: job.signal,
+          route,
+          funding: 'credits',
+          apiKey: apiKey(),
+          media: job.media,
+          isVerifiedHost: job.isVerifiedHost,
+          charge: () => 0,
+          progress: (percentage) => job.progress(((index + Math.min(99, percentage) / 100) / count) * 100 * DRAWING_SHARE),
+          async checkpoint(step) {
+            files.push(...(step.files ?? []));
+            // The frame is not done yet: only the adapter's state is saved, with the frames done.
+            if (step.state && step.stepsDone < 1) {
+              await job.checkpoint({ stepsDone: index, costMillicents: 0, state: { [DRAWING_STATE]: { frame: index, state: step.state } } });
+            }
+          },
+        });
+      } catch (err) {
+        if (job.signal.aborted || !(err instanceof ProviderError)) throw err;
+        // Charged per frame drawn: a frame that failed costs nothing.
+        throw new ProviderError(err.code, `Frame ${index + 1} of ${count}: ${err.message}`);
+      }
+      const image = [...files, ...result.files].find((f) => f.field === 'images');
+      if (!image) throw new ProviderError('PROVIDER_ERROR', `Frame ${index + 1} of ${count}: the provider returned no image.`);
+      return { bytes: image.bytes };
+    },
+    async cancel(job) {
+      const saved = savedDrawing(job.state);
+      if (!saved || !adapter.cancel) return;
+      const count = typeof job.input.frames === 'number' ? job.input.frames : 8;
+      try {
+        await adapter.cancel({ ...job, operation: imageGenerate, input: frameInput(job.input, saved.frame, count, provider, route.model), state: saved.state, route, apiKey: apiKey() });
+      } catch (err) {
+        // Best effort, like the adapters' own cancels: the job is cancelled whatever the provider says.
+        ctx.log.warn({ jobId: job.jobId, provider: name, err }, 'sprites: cancelling the drawing of a frame failed');
+      }
+    },
+  };
+}
+
+/** Share of the progress bar the drawing takes (packing takes the rest). */
+export const DRAWING_SHARE = 0.95;
+
+function savedDrawing(state: Record<string, unknown>): SavedDrawing | undefined {
+  const saved = state[DRAWING_STATE] as Partial<SavedDrawing> | undefined;
+  if (typeof saved !== 'object' || saved === null || typeof saved.frame !== 'number' || typeof saved.state !== 'object' || saved.state === null) return undefined;
+  return { frame: saved.frame, state: saved.state };
+}
+
+/** The image.generate input of one frame. */
+function frameInput(input: Record<string, unknown>, index: number, count: number, provider: ProviderSpec, model: string | null): Record<string, unknown> {
+  const width = typeof input.frameWidth === 'number' ? input.frameWidth : 64;
+  const height = typeof input.frameHeight === 'number' ? input.frameHeight : 64;
+  const size = drawingSize(provider.type, model ?? '', width, height);
+  return { prompt: `${String(input.prompt ?? '')} — frame ${index + 1} of ${count}`, ...size, count: 1 };
+}
+
+/**
+ * The size asked of the provider for a frame of width × height: OpenAI's image models take a few
+ * fixed sizes (the one closest in shape is chosen); other models (an OpenAI-compatible server, a
+ * Replicate model) get the frame's shape scaled up to image.generate's range, in multiples of 64.
+ * The drawing is then scaled down to the frame.
+ */
+export function drawingSize(type: string, model: string, width: number, height: number): { width: number; height: number } {
+  const closest = (sizes: [number, number][]) =>
+    sizes.reduce((best, s) => (Math.abs(Math.log(s[0] / s[1]) - Math.log(width / height)) < Math.abs(Math.log(best[0] / best[1]) - Math.log(width / height)) ? s : best));
+  if (type === 'openai' && /^gpt-image/i.test(model)) {
+    const [w, h] = closest([[1024, 1024], [1536, 1024], [1024, 1536]]);
+    return { width: w, height: h };
+  }
+  if (type === 'openai' && /^dall-e-3/i.test(model)) {
+    const [w, h] = closest([[1024, 1024], [1792, 1024], [1024, 1792]]);
+    return { width: w, height: h };
+  }
+  if (type === 'openai' && /^dall-e-2/i.test(model)) {
+    const side = [256, 512, 1024].find((s) => s >= Math.max(width, height)) ?? 1024;
+    return { width: side, height: side };
+  }
+  const scale = Math.max(1, 256 / Math.min(width, height));
+  const round = (v: number) => Math.min(2048, Math.max(256, Math.round((v * scale) / 64) * 64));
+  return { width: round(width), height: round(height) };
+}
+
+/** The image.generate route of the drawing provider, with the sprites entry's model and template. */
+function drawingRoute(name: string, adapter: Provider, provider: ProviderSpec, ctx: LocalContext): OperationRoute {
+  const { spec } = ctx;
+  return {
+    operation: imageGenerate,
+    providerName: name,
+    providerType: provider.type,
+    personalKeys: false,
+    model: spec.model ?? null,
+    adapter,
+    spec: {
+      operationId: 'image.generate',
+      provider: name,
+      ...(spec.model !== undefined ? { model: spec.model } : {}),
+      ...(spec.input !== undefined ? { input: spec.input } : {}),
+      timeoutSeconds: spec.timeoutSeconds,
+      pollIntervalMs: spec.pollIntervalMs,
+      maxOutputSeconds: spec.maxOutputSeconds,
+    },
+    provider,
+    // The sprite job is charged per frame at the sprites entry's prices, not at the drawing provider's.
+    price: () => ({ estimatedMillicents: 0, maximumMillicents: 0 }),
+    charge: () => 0,
+    steps: () => 1,
+    inputSchema: imageGenerate.inputSchema,
+  };
+}
