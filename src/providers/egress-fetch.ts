@@ -31,23 +31,37 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 export function egressFetch(egress: Egress, o: EgressFetchOptions): typeof fetch {
   return async (input, init) => {
-    // A Request normalises every body type the SDK sends (JSON strings, multipart FormData with its
-    // boundary in content-type, Blobs) into bytes and headers.
-    const request = new Request(input, { method: init?.method ?? 'GET', ...(init?.headers ? { headers: init.headers } : {}), ...(init?.body != null ? { body: init.body, duplex: 'half' } : {}) } as RequestInit);
-    const method = request.method.toUpperCase();
+    let url: string;
+    let method: string;
+    let requestHeaders: Headers;
+    let body: Buffer | undefined;
+    if ((typeof input === 'string' || input instanceof URL) && (init?.body == null || typeof init.body === 'string')) {
+      // JSON calls (every chat completion): a WHATWG Request would copy the body once more for nothing.
+      url = String(input);
+      method = (init?.method ?? 'GET').toUpperCase();
+      requestHeaders = new Headers(init?.headers);
+      body = typeof init?.body === 'string' && method !== 'GET' && method !== 'HEAD' ? Buffer.from(init.body, 'utf8') : undefined;
+    } else {
+      // A Request normalises the other body types the SDK sends (multipart FormData with its
+      // boundary in content-type, Blobs) into bytes and headers.
+      const request = new Request(input, { method: init?.method ?? 'GET', ...(init?.headers ? { headers: init.headers } : {}), ...(init?.body != null ? { body: init.body, duplex: 'half' } : {}) } as RequestInit);
+      url = request.url;
+      method = request.method.toUpperCase();
+      requestHeaders = request.headers;
+      body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
+    }
     if (method !== 'GET' && method !== 'POST' && method !== 'PUT' && method !== 'HEAD') throw new TypeError(`method ${method} is not supported by the provider client`);
     const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
+    requestHeaders.forEach((value, name) => {
       if (!FORWARDED.has(name)) return;
       if (name === 'authorization' && !o.sendAuthorization) return;
       headers[name] = value;
     });
-    const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
     const res = await callProvider(
       egress,
-      request.url,
+      url,
       {
-        method,
+        method: method as 'GET' | 'POST' | 'PUT' | 'HEAD',
         headers,
         ...(body && body.length > 0 ? { body } : {}),
         ...(init?.signal ? { signal: init.signal } : {}),
