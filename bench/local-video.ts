@@ -34,6 +34,7 @@ import { planVideoEdit } from '../src/providers/local/video-plan.js';
 import { probeVideo } from '../src/providers/local/video-probe.js';
 import type { VideoEdit } from '../src/operations/video-edit.js';
 import { freePort, spawnChild, waitReady, type Child } from './processes.js';
+import { median } from './jobs-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST_MAIN = join(ROOT, 'dist/main.js');
@@ -68,13 +69,6 @@ export interface LocalVideoBenchResult {
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
-
-const median = (values: number[]): number => {
-  const sorted = values.filter(Number.isFinite).sort((x, y) => x - y);
-  if (sorted.length === 0) return NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** The 10 s 1280×720 clip (H.264 and AAC in MP4, faststart), written to `path`. */
 async function makeClip(ffmpeg: string, path: string): Promise<void> {

@@ -44,6 +44,7 @@ import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import { Agent, request } from 'undici';
 import { cpuTimes, freePort, spawnChild, waitReady, type Child } from './processes.js';
+import { median } from './jobs-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST_MAIN = join(ROOT, 'dist/main.js');
@@ -112,13 +113,6 @@ export interface ProviderBenchResult {
 function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
-
-const median = (values: number[]): number => {
-  const sorted = values.filter(Number.isFinite).sort((x, y) => x - y);
-  if (sorted.length === 0) return NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Starts bench/fake-openai-server.ts; resolves with its base URL (`…/v1`) once it listens. */
 async function startFake(): Promise<{ baseUrl: string; pid: number; stop(): Promise<void> }> {
