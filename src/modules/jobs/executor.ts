@@ -161,7 +161,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     const failure = signal.aborted ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.') : err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
     if (failure?.code === 'PROVIDER_AUTH' && funding === 'provider_key' && route) {
-      await raiseProviderKeyRejected(deps.db, { workspaceId: job.workspace_id, provider: route.providerName, jobId: job.id }, deps.clock.now()).catch((e: unknown) =>
+      const now = deps.clock.now();
+      await inWrite(deps, (db) => raiseProviderKeyRejected(db, { workspaceId: job.workspace_id, provider: route.providerName, jobId: job.id }, now)).catch((e: unknown) =>
         deps.log.error({ err: e, jobId: job.id }, 'could not record the provider key notification'),
       );
     }
