@@ -53,10 +53,10 @@ export async function startBare(script: string, env: Record<string, string> = {}
   return { child, url, pid: child.process.pid! };
 }
 
-async function admin<T = any>(base: string, path: string, body: unknown): Promise<T> {
+async function admin<T = any>(base: string, path: string, body: unknown, token = ADMIN_TOKEN): Promise<T> {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   const json = (await res.json()) as { data: T };
@@ -85,6 +85,23 @@ export async function seedJobTenant(base: string, name: string, runningJobs = 64
     operations: ['image.generate'],
     transports: ['rest'],
   });
+  return { workspaceId: workspace.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
+}
+
+/**
+ * A pro workspace whose points never refuse, with `credits` and a REST key of `scopes` for
+ * `operations` (the provider and local engine benches), created through the admin API.
+ */
+export async function seedRunTenant(
+  base: string,
+  o: { name: string; scopes: string[]; operations: string[]; credits: number; adminToken?: string },
+): Promise<JobTenant> {
+  const token = o.adminToken ?? ADMIN_TOKEN;
+  const { user } = await admin(base, '/admin/v1/users', { email: `${o.name}-${randomBytes(4).toString('hex')}@bench.example`, name: o.name }, token);
+  const { workspace } = await admin(base, '/admin/v1/workspaces', { name: o.name, plan: 'pro', ownerUserId: user.id }, token);
+  await admin(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 } }, token);
+  await admin(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: o.credits }, token);
+  const { secret } = await admin(base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: o.scopes, operations: o.operations, transports: ['rest'] }, token);
   return { workspaceId: workspace.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
 }
 

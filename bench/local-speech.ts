@@ -31,14 +31,14 @@
  * BENCH_SPEECH_RUNS (21 measured pairs), BENCH_SPEECH_WARMUP (3), BENCH_LOG_LEVEL, ESPEAK_NG_PATH.
  */
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { probeEngines } from '../src/providers/local/engines.js';
 import { espeakArgs, PITCH, RATE } from '../src/providers/local/espeak.js';
-import { ADMIN_TOKEN, median, ROOT, startService, type Service } from './jobs-support.js';
+import { median, ROOT, seedRunTenant, startService, type Service } from './jobs-support.js';
 import { cpuTimes } from './processes.js';
 
 const RUNS = Number(process.env.BENCH_SPEECH_RUNS ?? 21);
@@ -138,13 +138,6 @@ function cpuWithChildren(pid: number): number {
 
 const samplesDigest = (wav: Buffer): string => createHash('sha256').update(wav.subarray(44)).digest('hex');
 
-async function admin<T = any>(base: string, path: string, body: unknown): Promise<T> {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { data: T };
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
 /** Reads the job's event stream until a snapshot with a final status arrives. */
 async function awaitSettled(base: string, jobId: string, headers: Record<string, string>): Promise<any> {
   const ac = new AbortController();
@@ -184,12 +177,7 @@ export async function runLocalSpeechBench(): Promise<LocalSpeechBenchResult> {
     writeFileSync(providersFile, JSON.stringify({ providers: { local: { type: 'local' } }, operations: { 'speech.generate': { provider: 'local', engine: 'espeak-ng', price: PRICE } } }));
     service = await startService('serve', { DATA_DIR: join(dir, 'data'), PROVIDERS_FILE: providersFile, ...(process.env.ESPEAK_NG_PATH ? { ESPEAK_NG_PATH: process.env.ESPEAK_NG_PATH } : {}) });
     const base = service.base;
-    const { user } = await admin(base, '/admin/v1/users', { email: `speech-${randomBytes(4).toString('hex')}@bench.example`, name: 'bench-speech' });
-    const { workspace } = await admin(base, '/admin/v1/workspaces', { name: 'bench-speech', plan: 'pro', ownerUserId: user.id });
-    await admin(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 } });
-    await admin(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000_000 });
-    const { secret } = await admin(base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: ['tools:run', 'jobs:read'], operations: ['speech.generate'], transports: ['rest'] });
-    const headers = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id as string };
+    const { headers } = await seedRunTenant(base, { name: 'bench-speech', scopes: ['tools:run', 'jobs:read'], operations: ['speech.generate'], credits: 1_000_000_000 });
     const body = JSON.stringify({ operationId: 'speech.generate', input: { text: TEXT, format: 'wav', voice: VOICE, rate: RATE.default, pitch: PITCH.default } });
 
     const reference = await runDirect(espeakPath);

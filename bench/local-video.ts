@@ -34,7 +34,7 @@ import { planVideoEdit } from '../src/providers/local/video-plan.js';
 import { probeVideo } from '../src/providers/local/video-probe.js';
 import type { VideoEdit } from '../src/operations/video-edit.js';
 import { freePort, spawnChild, waitReady, type Child } from './processes.js';
-import { median } from './jobs-support.js';
+import { median, seedRunTenant } from './jobs-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST_MAIN = join(ROOT, 'dist/main.js');
@@ -143,24 +143,13 @@ export async function runLocalVideoBench(): Promise<LocalVideoBenchResult> {
     await waitReady(`${base}/readyz`, service);
     log(`(v) local video: ${cpus().length} CPUs, ${ROUNDS} rounds, a ${(clip.length / 1e6).toFixed(1)} MB 10 s 1280×720 clip, ${ffmpeg.version}`);
 
-    const admin = async (path: string, body: unknown): Promise<any> => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const json = (await res.json()) as { data: unknown };
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
-    const { user } = await admin('/admin/v1/users', { email: `video-${randomBytes(4).toString('hex')}@bench.example`, name: 'bench-video' });
-    const { workspace } = await admin('/admin/v1/workspaces', { name: 'bench-video', plan: 'pro', ownerUserId: user.id });
-    await admin(`/admin/v1/workspaces/${workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 } });
-    await admin(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000_000_000 });
-    const { secret } = await admin('/admin/v1/keys', {
-      userId: user.id,
-      workspaceIds: [workspace.id],
+    const { headers } = await seedRunTenant(base, {
+      name: 'bench-video',
       scopes: ['tools:run', 'jobs:read', 'media:write', 'media:read'],
       operations: ['video.edit'],
-      transports: ['rest'],
+      credits: 1_000_000_000_000,
+      adminToken,
     });
-    const headers = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id as string };
 
     const form = new FormData();
     form.append('file', new Blob([clip], { type: 'video/mp4' }), 'clip.mp4');

@@ -44,7 +44,7 @@ import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import { Agent, request } from 'undici';
 import { cpuTimes, freePort, spawnChild, waitReady, type Child } from './processes.js';
-import { median } from './jobs-support.js';
+import { median, seedRunTenant } from './jobs-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST_MAIN = join(ROOT, 'dist/main.js');
@@ -232,21 +232,7 @@ export async function runProviderBench(): Promise<ProviderBenchResult> {
     );
 
     // The tenant, through the admin API.
-    const admin = async (path: string, body: unknown): Promise<any> => {
-      const res = await fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { data: unknown };
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
-    const { user } = await admin('/admin/v1/users', { email: `providers-${randomBytes(4).toString('hex')}@bench.example`, name: 'bench-providers' });
-    const { workspace } = await admin('/admin/v1/workspaces', { name: 'bench-providers', plan: 'pro', ownerUserId: user.id });
-    await admin(`/admin/v1/workspaces/${workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 } });
-    await admin(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000_000_000 });
-    const { secret } = await admin('/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: ['tools:run'], operations: ['chat.generate'], transports: ['rest'] });
+    const { secret, workspaceId } = await seedRunTenant(base, { name: 'bench-providers', scopes: ['tools:run'], operations: ['chat.generate'], credits: 1_000_000_000_000, adminToken });
 
     const errors = new Errors();
     const openai = new OpenAI({ apiKey: operatorKey, baseURL: fake.baseUrl, maxRetries: 0 });
@@ -262,7 +248,7 @@ export async function runProviderBench(): Promise<ProviderBenchResult> {
     };
 
     const runsUrl = `${base}/v1/runs`;
-    const runHeaders = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id as string, 'content-type': 'application/json' };
+    const runHeaders = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId, 'content-type': 'application/json' };
     const runBody = JSON.stringify({ operationId: 'chat.generate', input: { messages: MESSAGES, maxTokens: MAX_TOKENS } });
     const viaService = async (): Promise<boolean> => {
       try {
