@@ -2,9 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { call, admin, describeEachDatabase } from './support/harness.js';
 import { seedKey, seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
+import { assertError } from './support/assertions.js';
+import { waitUntil } from './support/processes.js';
 import { balance, drain, failedJob, getJob, run } from './support/jobs.js';
 import { SPEC_OPERATION_WEIGHTS } from './support/spec-weights.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
@@ -339,6 +342,56 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
     assert.equal(jobs.length, 1);
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
+  });
+
+  test('Rule 4: a run takes the workspace lock before claiming its Idempotency-Key, so a concurrent admission holding the lock never deadlocks with it (concurrent writers)', async (tc) => {
+    const ctx = get();
+    if (ctx.deps.caps.singleWriter) {
+      tc.skip('one writer: transactions run one at a time, no two wait for each other');
+      return;
+    }
+    // The batched admission of queued runs takes the workspace lock, then inserts the claims of its
+    // keys. A synchronous run with the same key used to claim first and lock second: each waited
+    // for the other and PostgreSQL aborted one ("deadlock detected", a 500; found by runs-fuzz).
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const key = randomUUID();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let signalLocked!: () => void;
+    const locked = new Promise<void>((resolve) => (signalLocked = resolve));
+    const other = ctx.deps.db.transaction().execute(async (trx) => {
+      await sql`set local lock_timeout = '10s'`.execute(trx);
+      await sql`select id from workspaces where id = ${t.workspace.id} for update`.execute(trx);
+      signalLocked();
+      await gate;
+      const now = ctx.clock.now();
+      await trx.insertInto('idempotency_keys').values({
+        key_id: t.key.id, workspace_id: t.workspace.id, idem_key: key, request_hash: 'another request', state: 'done',
+        status_code: 202, response_json: JSON.stringify({ kind: 'job' }), created_at_ms: now, expires_at_ms: now + IDEMPOTENCY_TTL_MS,
+      }).execute();
+    });
+    try {
+      await locked;
+      const pending = run(ctx, t, 'chat.generate', CHAT, key);
+      // The gate: the run is waiting for a lock the other transaction holds.
+      await waitUntil(
+        async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(ctx.deps.db)).rows[0]!.n,
+        (n) => n > 0,
+        'the run to wait for the workspace lock',
+        30_000,
+        10,
+      );
+      open();
+      await other;
+      const res = await pending;
+      assertError(res, 409, 'IDEMPOTENCY_CONFLICT');
+      const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+      assert.equal(jobs.length, 0, 'the refused run wrote no job');
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    } finally {
+      open();
+      await other.catch(() => undefined);
+    }
   });
 
   test('concurrency: 200 parallel runs against credits for exactly K maximum costs admit exactly K', async () => {

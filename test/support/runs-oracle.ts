@@ -91,7 +91,9 @@ export function bump(f: Fixture, what: string): void {
  * (bodies of a megabyte would drown the report), plus the seed and path to replay it.
  */
 export async function assertProperty<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncPropertyWithHooks<Ts>, numRuns: number, examples: Ts[] = []): Promise<void> {
-  const out = await fc.check(property, { numRuns, examples });
+  // FC_SEED (and FC_PATH) replay a reported failure: node scripts/run-tests.mjs <file> with both set.
+  const replay = process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) } : {};
+  const out = await fc.check(property, { numRuns, examples, ...replay });
   if (!out.failed) return;
   const err = out.errorInstance;
   const message = err instanceof Error ? err.message : String(err);

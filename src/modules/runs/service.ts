@@ -4,12 +4,13 @@
  * waiting-jobs capacity, reserve the bounded maximum cost against credits and budgets, insert the
  * job and store the response.
  *
- * A queued operation does all of it in ONE transaction, claim included: a refusal rolls back the
- * claim with everything else, and a concurrent request with the same key finds either nothing or
- * the stored response (on PostgreSQL it waits on the key's unique index until the first commits),
- * so it replays. A synchronous operation claims the key in a transaction of its own (a concurrent
- * duplicate then sees 409 IDEMPOTENCY_IN_PROGRESS while it runs), admits, runs at once and
- * settles in a second transaction.
+ * Admission does all of it in ONE transaction that takes the workspace lock first, claim included:
+ * a refusal rolls back the claim with everything else, and a concurrent request with the same key
+ * finds either nothing or the stored response (on PostgreSQL it waits on the workspace lock or the
+ * key's unique index until the first commits), so it replays. A queued run's response is stored
+ * in that transaction; a synchronous run's claim stays in flight while it runs (a concurrent
+ * duplicate then sees 409 IDEMPOTENCY_IN_PROGRESS) and its response is stored by the transaction
+ * that finishes the job.
  */
 import type { Deps } from '../../deps.js';
 import { lockForUpdate } from '../../db/locking.js';
@@ -26,7 +27,7 @@ import { recordChange } from '../jobs/lifecycle.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
-import { readAdmissionFigures } from './admission-store.js';
+import { lockAdmissionWorkspace, readAdmissionFigures } from './admission-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
 import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
 import { reserve } from '../reservations/service.js';
@@ -138,6 +139,7 @@ async function admitSynchronous(
     try {
       const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
       return await inTransaction(deps, async (trx) => {
+        await lockAdmissionWorkspace(trx, deps.caps, auth.workspace.id);
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
@@ -201,6 +203,7 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
       // Admissions of one workspace share a transaction unless a key lock would make a cycle possible.
       const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
       const outcome = await inTransaction(deps, async (trx) => {
+        await lockAdmissionWorkspace(trx, deps.caps, auth.workspace.id);
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
@@ -225,7 +228,8 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   const now = deps.clock.now();
   const price = priceOf(deps, op, input);
   const id = newId();
-  // The workspace lock and one read of what admission weighs, then the key if its budgets need it.
+  // One read of what admission weighs (under the workspace lock the transaction took first), then
+  // the key if its budgets need it.
   const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, personalKeyProvider(deps, op), now);
   await lockBudgetedKey(deps, trx, auth.key);
   if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
