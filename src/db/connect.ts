@@ -1,12 +1,13 @@
 /**
  * Opens the database named by a URL: `sqlite:PATH` (embedded, better-sqlite3 in WAL mode),
  * `postgres://…` (pg pool) or `pglite:` / `pglite:DIR` (PostgreSQL in-process; tests and trials).
- * Capability flags tell the rest of the code what the backend guarantees, so no service ever
- * branches on the dialect name.
+ * Capability flags tell the rest of the code what the backend guarantees: outside src/db/ the
+ * code branches on a named capability, never on the dialect name (`dialect` is for src/db/ and
+ * tests).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -17,7 +18,47 @@ import { Pipelines } from './pg-pipeline.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
-export interface Capabilities {
+/**
+ * What the SQL of a backend can do, the same for every database of that backend: stores that hold
+ * only a connection or transaction learn it with sqlCapabilitiesOf(db).
+ */
+export interface SqlCapabilities {
+  /**
+   * Set-based writes (PostgreSQL, also in-process): one statement applies many rows through
+   * writable CTEs and `json_to_recordset`, so the batched money paths (admission, finish, claim)
+   * decide a batch in this process and write it in one statement re-checked under the lock.
+   */
+  batchedWrites: boolean;
+  /**
+   * Trigger-kept per-workspace totals (`workspace_totals`, migration 0006: waiting and running
+   * jobs, open holds) that reads may use instead of counting rows (embedded SQLite).
+   */
+  totalsTable: boolean;
+  /**
+   * Events carry the id of the transaction that wrote them (`tx_id`, xid8) and the feed pages by
+   * commit order behind the oldest running transaction (PostgreSQL); otherwise one writer at a
+   * time makes id order commit order.
+   */
+  commitOrderFeed: boolean;
+  /** `INDEXED BY` pins a query to an index (SQLite): the output head read uses it. */
+  indexHints: boolean;
+  /**
+   * Hot rows (a job being read) may be served from this process's memory, invalidated by its own
+   * writes: embedded SQLite, whose one writer is this process. (PGlite, for tests and trials,
+   * reads through, so its SQL stays exercised.)
+   */
+  rowCache: boolean;
+}
+
+const SQLITE_SQL: SqlCapabilities = { batchedWrites: false, totalsTable: true, commitOrderFeed: false, indexHints: true, rowCache: true };
+const POSTGRES_SQL: SqlCapabilities = { batchedWrites: true, totalsTable: false, commitOrderFeed: true, indexHints: false, rowCache: false };
+
+/** The SQL capabilities of the backend `db` (a database or a transaction of it) speaks to. */
+export function sqlCapabilitiesOf(db: Kysely<any>): SqlCapabilities {
+  return db.getExecutor().adapter instanceof SqliteAdapter ? SQLITE_SQL : POSTGRES_SQL;
+}
+
+export interface Capabilities extends SqlCapabilities {
   dialect: DialectName;
   /**
    * True when this process is the only writer of the database (embedded SQLite): it may keep
@@ -103,7 +144,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
         : undefined;
     return {
       db,
-      caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false },
+      caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false, ...SQLITE_SQL },
       url,
       close: async () => {
         await checkpointer?.stop();
@@ -123,7 +164,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     return {
       db,
       // PGlite is one connection inside this process: it is the single writer.
-      caps: { dialect: 'postgres', singleWriter: true, skipLocked: true },
+      caps: { dialect: 'postgres', singleWriter: true, skipLocked: true, ...POSTGRES_SQL },
       url,
       close: () => db.destroy(),
     };
@@ -136,7 +177,14 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,
-      caps: { dialect: 'postgres', singleWriter: false, skipLocked: true, namedStatements: true, pipelines: new Pipelines(pool) },
+      caps: {
+        dialect: 'postgres',
+        singleWriter: false,
+        skipLocked: true,
+        ...POSTGRES_SQL,
+        namedStatements: true,
+        pipelines: new Pipelines(pool),
+      },
       url,
       close: () => db.destroy(),
     };

@@ -133,7 +133,9 @@ export interface CacheEpochsTable {
   epoch: number;
 }
 
-export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+import type { JobStatus } from '../modules/jobs/states.js';
+
+export type { JobStatus };
 
 export interface JobsTable {
   id: string;

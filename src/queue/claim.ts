@@ -7,7 +7,9 @@
  * claim whatever its size (claimBatched). On SQLite the write transaction already serialises
  * claims.
  */
-import { sql, SqliteAdapter, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { sqlCapabilitiesOf } from '../db/connect.js';
+import { jsonIntegerField } from '../db/sql-fragments.js';
 import { rowsJson } from '../db/json-rows.js';
 import { jobChangesNotifiedInSql, jobChangesToNotify, JOB_CHANGES_CHANNEL } from '../modules/jobs/changes.js';
 import { guardCheck, isGuardFailure } from '../db/guard.js';
@@ -17,7 +19,7 @@ import { arg, prepared } from '../modules/jobs/prepared.js';
 import { batchTransaction } from './batch-transaction.js';
 import type { Deps } from '../deps.js';
 import type { LimitOverrides, Plan, Workspace } from '../modules/accounts/types.js';
-import { lockWorkspace, lockWorkspaceQuery } from '../modules/accounts/store.js';
+import { findWorkspaceLocked, lockWorkspaceQuery } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, VERSION_COLUMNS, type JobRow } from '../modules/jobs/store.js';
 import { PLAN_DEFAULTS, resolveLimits } from '../modules/usage/plans.js';
@@ -32,14 +34,14 @@ import { inTransaction } from './group-commit.js';
  * index of processing jobs). The claim still counts each workspace's running jobs under its
  * lock: this only keeps jobs that could not be claimed out of the way.
  */
-function saturatedWorkspacesSql(sqlite: boolean): RawBuilder<unknown> {
+function saturatedWorkspacesSql(db: Kysely<Database>): RawBuilder<unknown> {
   const planDefault = sql.join(
     Object.entries(PLAN_DEFAULTS).map(([plan, limits]) => sql`when ${sql.lit(plan)} then ${sql.lit(limits.runningJobs)}`),
     sql` `,
   );
-  const override = sqlite ? sql`json_extract(w.limits_json, '$.runningJobs')` : sql`(w.limits_json::json ->> 'runningJobs')::bigint`;
+  const override = jsonIntegerField(db, 'w.limits_json', 'runningJobs');
   const limit = sql`coalesce(${override}, case w.plan ${planDefault} end)`;
-  return sqlite
+  return sqlCapabilitiesOf(db).totalsTable
     ? sql`select t.workspace_id from workspace_totals t join workspaces w on w.id = t.workspace_id
         where t.processing_jobs > 0 and t.processing_jobs >= ${limit}`
     : sql`select r.workspace_id from (select workspace_id, count(*) as n from jobs where status = 'processing' group by workspace_id) r
@@ -56,7 +58,7 @@ function candidatesQuery(db: Kysely<Database>) {
       // query names the value, not a bound parameter (SQLite cannot prove `? = 'pending'`).
       .where('status', '=', sql.lit('pending'))
       .where('run_after_ms', '<=', arg(0))
-      .where(sql<boolean>`workspace_id not in (${saturatedWorkspacesSql(db.getExecutor().adapter instanceof SqliteAdapter)})`)
+      .where(sql<boolean>`workspace_id not in (${saturatedWorkspacesSql(db)})`)
       // The order of jobs_pending_idx (run_after_ms, id): the scan stops after the first rows
       // instead of sorting every runnable job on each claim (a deep queue made that O(n log n)).
       .orderBy('run_after_ms')
@@ -91,7 +93,7 @@ function queueOrder(a: JobRow, b: JobRow): number {
 
 export async function claimJobs(deps: Deps, owner: string, max: number): Promise<JobRow[]> {
   if (max <= 0) return [];
-  if (deps.caps.dialect === 'postgres') {
+  if (deps.caps.batchedWrites) {
     try {
       return await claimBatched(deps, owner, max);
     } catch (err) {
@@ -113,7 +115,7 @@ async function claimOneByOne(deps: Deps, owner: string, max: number): Promise<Jo
     // Each candidate workspace's free slots, counted under its lock (taken in id order).
     const free = new Map<string, number>();
     for (const workspaceId of [...new Set(found.map((job) => job.workspace_id))].sort()) {
-      const ws = (await lockWorkspace(trx, deps.caps, workspaceId)) as Workspace;
+      const ws = (await findWorkspaceLocked(trx, deps.caps, workspaceId)) as Workspace;
       const { processing } = await activeCounts(trx, workspaceId);
       free.set(workspaceId, resolveLimits(ws).runningJobs - processing);
     }
@@ -180,7 +182,7 @@ function candidatesWithLimitsQuery(db: Kysely<Database>, now: number, limit: num
   return sql`
     with c as (
       select * from jobs where status = 'pending' and run_after_ms <= ${now}
-        and workspace_id not in (${saturatedWorkspacesSql(false)})
+        and workspace_id not in (${saturatedWorkspacesSql(db)})
       order by run_after_ms, id limit ${limit}
     ), p as (
       select w.id, w.plan, w.limits_json,

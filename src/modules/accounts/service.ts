@@ -128,7 +128,7 @@ export interface WorkspaceSettingsInput {
 export async function updateWorkspaceSettings(deps: Deps, workspaceId: string, input: WorkspaceSettingsInput): Promise<Workspace> {
   const ws = await deps.db.transaction().execute(async (trx) => {
     // Locked: two concurrent changes of one workspace must not overwrite each other's overrides.
-    const current = await store.lockWorkspace(trx, deps.caps, workspaceId);
+    const current = await store.findWorkspaceLocked(trx, deps.caps, workspaceId);
     if (!current) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
     const limitOverrides: LimitOverrides = { ...current.limitOverrides };
     for (const [name, value] of Object.entries(input.limits ?? {}) as [keyof LimitOverrides, number | null | undefined][]) {

@@ -142,7 +142,8 @@ export function lockWorkspaceQuery(db: Kysely<Database>, id: string): CompiledQu
   return db.selectFrom('workspaces').select('id').where('id', '=', id).forNoKeyUpdate().compile();
 }
 
-export async function lockWorkspace(db: Db, caps: Capabilities, id: string): Promise<Workspace | undefined> {
+/** The workspace, read with its row locked (db/locking.ts) for the rest of the transaction. */
+export async function findWorkspaceLocked(db: Db, caps: Capabilities, id: string): Promise<Workspace | undefined> {
   const r = await lockForUpdate(caps, db.selectFrom('workspaces').selectAll().where('id', '=', id)).executeTakeFirst();
   return r && toWorkspace(r);
 }

@@ -23,6 +23,11 @@ export interface BudgetCeilings {
   monthlyMillicents: number | null;
 }
 
+/** Whether any ceiling is set (then admission sums the owner's spending per period). */
+export function hasBudgetCeilings(b: BudgetCeilings | null | undefined): boolean {
+  return !!b && (b.dailyMillicents != null || b.weeklyMillicents != null || b.monthlyMillicents != null);
+}
+
 export interface LimitOverrides {
   pointsPerMinute?: number;
   pointsPerMonth?: number;

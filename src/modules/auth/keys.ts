@@ -3,7 +3,7 @@
  * one transaction; the secret is returned once and stored only as its SHA-256.
  */
 import type { Deps } from '../../deps.js';
-import { lockForUpdate } from '../../db/locking.js';
+import { lockWorkspace } from '../../db/locking.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken } from '../../lib/crypto.js';
 import { isUuid, newId } from '../../lib/ids.js';
@@ -86,8 +86,8 @@ export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ ke
     if (!user) throw new AppError('NOT_FOUND', { message: 'No such user.' });
     for (const workspaceId of workspaceIds) {
       // Lock the workspace so concurrent creations cannot both pass the active-key limit.
-      const locked = await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).executeTakeFirst();
-      const ws = locked && (await accounts.findWorkspace(trx, workspaceId));
+      await lockWorkspace(trx, deps.caps, workspaceId);
+      const ws = await accounts.findWorkspace(trx, workspaceId);
       if (!ws) throw new AppError('NOT_FOUND', { message: `No such workspace: ${workspaceId}` });
       if (!(await userManagesWorkspace(trx, input.userId, ws))) {
         throw new AppError('FORBIDDEN', { message: `The user neither owns nor administers workspace ${workspaceId}.` });

@@ -1,7 +1,5 @@
 /** SQL for credit expiry: due allocations, the holds they may back, and the sweep's workspace list. */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Capabilities } from '../../db/connect.js';
-import { lockForUpdate } from '../../db/locking.js';
 import type { Database } from '../../db/schema.js';
 import { arg, prepared } from '../jobs/prepared.js';
 
@@ -87,14 +85,4 @@ export async function findWorkspacesWithUnsettledDue(db: Db, now: number, limit:
     .limit(limit)
     .execute();
   return rows.map((r) => r.workspace_id);
-}
-
-/**
- * Locks the workspace row (PostgreSQL) so that admissions, settlements and expiry evaluations of
- * one workspace never interleave; admission takes the same lock first (runs/lockAdmission).
- * A single-writer database runs one transaction at a time, so there is nothing to lock.
- */
-export async function lockWorkspaceCredits(db: Transaction<Database>, caps: Capabilities, workspaceId: string): Promise<void> {
-  if (caps.singleWriter) return;
-  await lockForUpdate(caps, db.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
 }

@@ -17,6 +17,7 @@
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
+import { lockWorkspace } from '../../db/locking.js';
 import { newId } from '../../lib/ids.js';
 import * as store from './expiry-store.js';
 import type { DueAllocation, OpenHoldAmount } from './expiry-store.js';
@@ -89,7 +90,7 @@ export async function settleExpirations(deps: Deps, workspaceId: string, now: nu
   if (due.length === 0) return 0;
   if (planExpiry(due, await store.findOpenHoldAmounts(deps.db, workspaceId)).length === 0) return 0;
   return deps.db.transaction().execute(async (trx) => {
-    await store.lockWorkspaceCredits(trx, deps.caps, workspaceId);
+    await lockWorkspace(trx, deps.caps, workspaceId);
     return expireAllocations(trx, workspaceId, now);
   });
 }

@@ -1,5 +1,6 @@
 /** SQL for credit allocations and the append-only transaction ledger. */
-import { SqliteAdapter, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import { sqlCapabilitiesOf } from '../../db/connect.js';
 import type { Database, Row } from '../../db/schema.js';
 import { arg, prepared } from '../jobs/prepared.js';
 
@@ -199,7 +200,7 @@ const openHoldTotalQuery = prepared((db) => db.selectFrom('workspace_totals').se
 
 /** Credits held by open reservations, for the workspace or one key of it. */
 export async function sumOpenHolds(db: Db, workspaceId: string, keyId: string | null = null): Promise<number> {
-  if (!keyId && db.getExecutor().adapter instanceof SqliteAdapter) {
+  if (!keyId && sqlCapabilitiesOf(db).totalsTable) {
     // SQLite keeps it by triggers in the same transaction as every hold change (migration 0006): O(1).
     const t = (await openHoldTotalQuery(db, workspaceId)).rows[0];
     return Number(t?.open_hold_mc ?? 0);

@@ -68,7 +68,7 @@ export async function readFeed(
 ): Promise<FeedEvent[]> {
   const base = db.selectFrom('events').select(['id', 'workspace_id', 'type', 'data_json', 'created_at_ms']).where('workspace_id', '=', workspaceId);
   const filtered = types.length > 0 ? base.where('type', 'in', [...types]) : base;
-  if (caps.dialect === 'postgres') {
+  if (caps.commitOrderFeed) {
     const rows = await filtered
       .select(sql<string>`tx_id::text`.as('tx'))
       .where(sql<boolean>`(tx_id, id) > (${after.tx}::xid8, ${after.id})`)

@@ -11,6 +11,7 @@ import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
 import { VERSION_COLUMNS, type JobRow } from './store.js';
+import { MEDIA_COLUMNS } from '../media/store.js';
 
 type Db = Kysely<Database>;
 
@@ -91,7 +92,6 @@ export interface FinishWrites {
 }
 
 const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms'];
-const MEDIA_COLUMNS = ['id', 'workspace_id', 'name', 'mime_type', 'kind', 'size_bytes', 'sha256', 'storage_key', 'job_id', 'created_at_ms'];
 const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms'];
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 

@@ -16,7 +16,10 @@
  * (with their `media.created` events) of the attempt's last files, written with it.
  *
  * Anything unusual goes the one-by-one way (lifecycle.finishJob), which stays the reference:
- * finishes without a lease (cancel, recovery) never come here; a batch falls back whole when
+ * finishes without a lease (a cancel) and a synchronous run's finish (it stores the response in
+ * the same transaction) never come here; a recovery's WORKER_LOST finish does, under the expired
+ * lease's token. What a finish writes is decided by the same pure rules on both ways
+ * (finish-rules.ts, reservations/spending.ts, states.ts). A batch falls back whole when
  * credits are due to expire (expiry is weighed after each settlement), when allocations would
  * not cover a charge (logged there), when one job appears twice, or when its write fails.
  */
@@ -24,19 +27,21 @@ import type { Kysely } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
-import { sha256Hex } from '../../lib/crypto.js';
 import { Batcher } from '../../queue/batcher.js';
 import { batchTransaction, type BatchRunner } from '../../queue/batch-transaction.js';
 import type { EventType } from '../events/store.js';
-import { presentMedia, type MediaRecord } from '../media/service.js';
+import { presentMedia } from '../media/service.js';
+import { mediaRow } from '../media/store.js';
 import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
 import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishMoneyQuery, writeFinishRecordsQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
 import { isGuardFailure } from '../../db/guard.js';
-import { inSpendingOrder, planDebits } from '../reservations/spending.js';
+import { inSpendingOrder, planSettlement } from '../reservations/spending.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import type { FinishRequest } from './lifecycle.js';
 import { toMetadata } from './snapshot.js';
+import { TERMINAL_EVENT } from './states.js';
+import { finishFields, type FinishFields } from './finish-rules.js';
 import { noteJobWrite, type JobRow } from './store.js';
 
 /** Finish this job one by one (lifecycle.finishJob). */
@@ -49,15 +54,9 @@ interface QueuedFinish {
 
 type Outcome = JobRow | undefined | typeof FINISH_SINGLY;
 
-const TERMINAL_EVENT: Record<FinishRequest['status'], EventType> = {
-  completed: 'job.completed',
-  failed: 'job.failed',
-  cancelled: 'job.cancelled',
-};
-
 /** Whether this finish may be batched: a worker's, under its lease, from processing. */
 export function batchableFinish(deps: Deps, req: FinishRequest): boolean {
-  return deps.caps.dialect === 'postgres' && req.leaseToken !== null && req.from.length === 1 && req.from[0] === 'processing' && !req.alsoInFinish;
+  return deps.caps.batchedWrites && req.leaseToken !== null && req.from.length === 1 && req.from[0] === 'processing' && !req.alsoInFinish;
 }
 
 const batchers = new WeakMap<Kysely<Database>, Batcher<QueuedFinish, Outcome>>();
@@ -132,8 +131,8 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
     const hold = holds.get(item.jobId);
     let charge = 0;
     if (row.funding === 'credits' && hold) {
-      charge = Math.min(Math.max(0, Math.floor(item.req.consumedMillicents)), Number(hold.amount_mc));
-      const plan = planDebits(allocations, charge, hold.created_at_ms);
+      const plan = planSettlement(allocations, { amountMillicents: Number(hold.amount_mc), createdAt: Number(hold.created_at_ms) }, item.req.consumedMillicents);
+      charge = plan.charge;
       // A shortfall is logged and charged as far as it goes by the one-by-one path.
       if (plan.shortfall > 0) throw new FallBack();
       for (const d of plan.debits) debits.set(d.allocationId, (debits.get(d.allocationId) ?? 0) + d.amountMillicents);
@@ -153,13 +152,13 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
       }
       w.releasedHolds.push(hold.id);
     }
-    const patch = patchOf(row, item.req, charge);
-    w.patches.push(patch);
+    const fields = finishFields(item.req, now);
+    w.patches.push(patchOf(row, item.req, fields, charge));
     for (const m of item.req.media ?? []) {
       w.media.push(mediaRow(m));
       addEvent('media.created', { media: presentMedia(m), jobId: m.jobId }, m.createdAt);
     }
-    const metadata = toMetadata(finishedRow(row, patch, now));
+    const metadata = toMetadata(finishedRow(row, fields, charge, now));
     w.versions.push({ job_id: row.id, version: Number(row.version) + 1, snapshot_json: JSON.stringify(metadata), created_at_ms: now });
     addEvent(TERMINAL_EVENT[item.req.status], { job: metadata }, now);
   }
@@ -178,55 +177,23 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
 }
 
 /** The update writeFinishesQuery applies to `row` (for a job still processing under the lease). */
-function patchOf(row: JobRow, req: FinishRequest, charge: number): FinishPatch {
-  const output = req.output === undefined ? undefined : req.output === null ? null : JSON.stringify(req.output);
+function patchOf(row: JobRow, req: FinishRequest, fields: FinishFields, charge: number): FinishPatch {
   return {
     id: row.id,
     lease_token: req.leaseToken!,
     expected_version: Number(row.version),
     status: req.status,
-    error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
-    set_output: output !== undefined,
-    output_json: output ?? null,
-    output_sha256: output ? sha256Hex(output) : null,
-    // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
-    checkpoint_json: req.checkpoint ? JSON.stringify({ ...req.checkpoint, attemptCost: 0 }) : null,
-    steps_done: req.checkpoint ? req.checkpoint.stepsDone : null,
+    error_code: fields.error_code,
+    set_output: fields.output_json !== undefined,
+    output_json: fields.output_json ?? null,
+    output_sha256: fields.output_sha256 ?? null,
+    checkpoint_json: fields.checkpoint_json ?? null,
+    steps_done: fields.steps_done ?? null,
     charge,
   };
 }
 
 /** The row as writeFinishesQuery leaves it: what the new version and the event show. */
-function finishedRow(row: JobRow, p: FinishPatch, now: number): JobRow {
-  return {
-    ...row,
-    status: p.status,
-    completed_at_ms: now,
-    lease_owner: null,
-    lease_expires_at_ms: null,
-    error_code: p.error_code,
-    progress: p.status === 'completed' ? 100 : row.progress,
-    output_json: p.set_output ? p.output_json : row.output_json,
-    output_sha256: p.set_output ? p.output_sha256 : row.output_sha256,
-    checkpoint_json: p.checkpoint_json ?? row.checkpoint_json,
-    steps_done: p.steps_done ?? row.steps_done,
-    updated_at_ms: now,
-    version: Number(row.version) + 1,
-    cost_mc: Number(row.cost_mc) + p.charge,
-  };
-}
-
-function mediaRow(m: MediaRecord) {
-  return {
-    id: m.id,
-    workspace_id: m.workspaceId,
-    name: m.name,
-    mime_type: m.mimeType,
-    kind: m.kind,
-    size_bytes: m.sizeBytes,
-    sha256: m.sha256,
-    storage_key: m.storageKey,
-    job_id: m.jobId,
-    created_at_ms: m.createdAt,
-  };
+function finishedRow(row: JobRow, fields: FinishFields, charge: number, now: number): JobRow {
+  return { ...row, ...fields, updated_at_ms: now, version: Number(row.version) + 1, cost_mc: Number(row.cost_mc) + charge };
 }

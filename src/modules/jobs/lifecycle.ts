@@ -8,16 +8,17 @@
 import type { Transaction, Updateable } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
-import { sha256Hex } from '../../lib/crypto.js';
-import { insertEvent, type EventType } from '../events/store.js';
+import { insertEvent } from '../events/store.js';
 import { publishJobChange } from './changes.js';
 import { inTransaction } from '../../queue/group-commit.js';
 import { settle } from '../reservations/service.js';
 import { recordGeneratedMedia, type MediaRecord } from '../media/service.js';
-import { lockWorkspaceCredits } from '../billing/expiry-store.js';
+import { lockWorkspace } from '../../db/locking.js';
 import * as store from './store.js';
 import { batchableFinish, finishInBatch, FINISH_SINGLY } from './finish-batch.js';
 import { toMetadata } from './snapshot.js';
+import { finishFields } from './finish-rules.js';
+import { isTerminal, TERMINAL_EVENT, type TerminalStatus } from './states.js';
 import type { JobRow } from './store.js';
 
 type Trx = Transaction<Database>;
@@ -44,19 +45,13 @@ export class LeaseLostError extends Error {
   }
 }
 
-const TERMINAL_EVENT: Partial<Record<JobStatus, EventType>> = {
-  completed: 'job.completed',
-  failed: 'job.failed',
-  cancelled: 'job.cancelled',
-};
 
 /** Records the new version and, for a terminal status, the outbox event. */
 export async function recordChange(trx: Trx, row: JobRow, now: number): Promise<void> {
   const metadata = toMetadata(row);
   await store.insertVersion(trx, row.id, Number(row.version), metadata, now);
   await publishJobChange(trx, row.id);
-  const type = TERMINAL_EVENT[row.status];
-  if (type) await insertEvent(trx, row.workspace_id, type, { job: metadata }, now);
+  if (isTerminal(row.status)) await insertEvent(trx, row.workspace_id, TERMINAL_EVENT[row.status], { job: metadata }, now);
 }
 
 /** Applies a conditional change and records it; undefined when the condition no longer holds. */
@@ -77,7 +72,7 @@ export async function changeJob(
 export interface FinishRequest {
   /** The job's workspace (locked first; finishes of one workspace share a transaction). */
   workspaceId: string;
-  status: 'completed' | 'failed' | 'cancelled';
+  status: TerminalStatus;
   from: readonly JobStatus[];
   leaseToken: number | null;
   consumedMillicents: number;
@@ -110,25 +105,9 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
 async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
   const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
-    // The workspace before the job row, as every transaction that locks both (runs/lockAdmission).
-    await lockWorkspaceCredits(trx, deps.caps, req.workspaceId);
-    const patch: Updateable<JobsTable> = {
-      status: req.status,
-      completed_at_ms: now,
-      lease_owner: null,
-      lease_expires_at_ms: null,
-      error_code: req.status === 'failed' ? (req.errorCode ?? 'FAILED') : null,
-    };
-    if (req.status === 'completed') patch.progress = 100;
-    if (req.output !== undefined) {
-      patch.output_json = req.output === null ? null : JSON.stringify(req.output);
-      patch.output_sha256 = patch.output_json === null ? null : sha256Hex(patch.output_json);
-    }
-    if (req.checkpoint) {
-      patch.checkpoint_json = JSON.stringify({ ...req.checkpoint, attemptCost: 0 });
-      // The last step's checkpoint is recorded here, not by a write of its own (executor.ts).
-      patch.steps_done = req.checkpoint.stepsDone;
-    }
+    // The workspace before the job row, as every transaction that locks both (db/locking.ts).
+    await lockWorkspace(trx, deps.caps, req.workspaceId);
+    const patch: Updateable<JobsTable> = finishFields(req, now);
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
     const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
     if (!updated) return undefined;

@@ -66,7 +66,7 @@ const readHeadSqlite = prepared<{ output_sha256: string | null }>(() => ({
 const readHeadPostgres = prepared((db) => db.selectFrom('jobs').select(['output_sha256']).where('workspace_id', '=', arg(0)).where('id', '=', arg(1)));
 
 async function readHead(deps: Deps, workspaceId: string, jobId: string): Promise<{ output_sha256: string | null } | undefined> {
-  if (deps.caps.dialect === 'sqlite') return (await readHeadSqlite(deps.db, jobId, workspaceId)).rows[0];
+  if (deps.caps.indexHints) return (await readHeadSqlite(deps.db, jobId, workspaceId)).rows[0];
   return (await readHeadPostgres.named(deps.db, deps.caps.namedStatements, workspaceId, jobId)).rows[0];
 }
 

@@ -11,13 +11,14 @@ import { readOutput } from './output.js';
 import { outputPageBody } from './output-body.js';
 import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js';
 import type { JobSnapshot } from './snapshot.js';
+import { JOB_STATUSES } from './states.js';
 
 const JobMetadataFields = {
   id: Uuid,
   workspaceId: Uuid,
   toolSlug: Type.String(),
   operationId: Type.String(),
-  status: Type.Union(['pending', 'processing', 'completed', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+  status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
   executionOrigin: Type.Union([Type.String(), Type.Null()]),
   progress: Type.Object({ percentage: Type.Number() }),
   costMillicents: Type.Integer(),

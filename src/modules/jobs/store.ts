@@ -1,14 +1,13 @@
 /** SQL for jobs and their version history. Writes by workers are fenced by the lease token. */
-import { sql, SqliteAdapter, type Kysely, type Transaction, type Updateable } from 'kysely';
-import type { Capabilities } from '../../db/connect.js';
+import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
+import { sqlCapabilitiesOf, type Capabilities } from '../../db/connect.js';
 import type { Database, JobStatus, JobsTable, Row } from '../../db/schema.js';
 import { arg, prepared, type PreparedQuery } from './prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type JobRow = Row<'jobs'>;
 
-export const ACTIVE_STATUSES: JobStatus[] = ['pending', 'processing'];
-export const TERMINAL_STATUSES: JobStatus[] = ['completed', 'failed', 'cancelled'];
+import { ACTIVE_STATUSES, canChange } from './states.js';
 
 export const JOB_COLUMNS = [
   'id', 'workspace_id', 'key_id', 'operation_id', 'tool_slug', 'status', 'execution_origin', 'funding', 'input_json', 'output_json',
@@ -91,7 +90,7 @@ function unchanged(head: Pick<JobReadRow, (typeof JOB_PROBE_COLUMNS)[number]>, r
  * on embedded SQLite the row is served from memory. Another workspace's job is not found.
  */
 export async function findJobForRead(db: Db, caps: Capabilities, workspaceId: string, id: string): Promise<JobReadRow | undefined> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+  if (caps.rowCache) {
     const hit = rowCache.get(id);
     if (hit) return hit.workspace_id === workspaceId ? hit : undefined;
     const before = jobWrites;
@@ -133,7 +132,7 @@ const activeTotalsQuery = prepared((db) => db.selectFrom('workspace_totals').sel
  * 0006), O(1); on PostgreSQL counted through the partial index of active jobs.
  */
 export async function activeCounts(db: Db, workspaceId: string): Promise<{ pending: number; processing: number }> {
-  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+  if (sqlCapabilitiesOf(db).totalsTable) {
     const t = (await activeTotalsQuery(db, workspaceId)).rows[0];
     return { pending: Number(t?.pending_jobs ?? 0), processing: Number(t?.processing_jobs ?? 0) };
   }
@@ -158,7 +157,7 @@ export async function activeJobs(db: Db, workspaceId: string, limit: number): Pr
     .selectFrom('jobs')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
-    .where('status', 'in', ACTIVE_STATUSES)
+    .where('status', 'in', [...ACTIVE_STATUSES])
     .orderBy(sql`case when status = 'processing' then 0 else 1 end`)
     .orderBy('run_after_ms', 'asc')
     .orderBy('id', 'asc')
@@ -179,6 +178,8 @@ export async function updateJob(
   options: { fence?: boolean } = {},
 ): Promise<JobRow | undefined> {
   noteJobWrite(id);
+  const to = patch.status as JobStatus | undefined;
+  if (to !== undefined && from.some((f) => !canChange(f, to))) throw new Error(`job ${id}: ${from.join('|')} → ${to} is not a transition of jobs/states.ts`);
   const columns = (Object.keys(patch) as (keyof JobsTable)[]).filter((c) => patch[c] !== undefined);
   const fenced = options.fence === true;
   // Few distinct shapes exist (one per caller), each compiled once.

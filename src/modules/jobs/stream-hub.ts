@@ -14,7 +14,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { authenticateKey, authorize } from '../auth/service.js';
 import type { AuthContext } from '../auth/types.js';
-import { eventsSince, extendSlot, isTerminal, releaseSlot, requireStreamsAllowed, type StreamEvent } from './stream-service.js';
+import { eventsSince, extendSlot, releaseSlot, requireStreamsAllowed, type StreamEvent } from './stream-service.js';
+import { isTerminal } from './states.js';
 import { toSnapshot } from './snapshot.js';
 import * as jobs from './store.js';
 import type { StreamSettings } from './stream-settings.js';
@@ -120,7 +121,7 @@ export class JobStream {
       await eventsSince(this.deps, row, this.lastSent, (event) => this.send(event));
     }
     if (this.ended) return;
-    if (this.lastSent === version && isTerminal(row)) this.end('terminal');
+    if (this.lastSent === version && isTerminal(row.status)) this.end('terminal');
   }
 
   /** Writes one frame; false (and the stream ends) when the client is gone or too slow. */

@@ -14,7 +14,8 @@ import { requireAuth } from '../../http/auth-hook.js';
 import { AppError } from '../../http/errors.js';
 import { IdParams, WorkspaceHeaders } from '../../http/schemas.js';
 import { JobStream, StreamHub } from './stream-hub.js';
-import { acceptsEventStream, acquireSlot, isTerminal, parseLastEventId, requireStreamJob, requireStreamsAllowed, streamsLimited } from './stream-service.js';
+import { acceptsEventStream, acquireSlot, parseLastEventId, requireStreamJob, requireStreamsAllowed, streamsLimited } from './stream-service.js';
+import { isTerminal } from './states.js';
 import { SseWriter } from './stream-writer.js';
 
 const StreamHeaders = Type.Intersect([
@@ -64,7 +65,7 @@ export async function streamRoutes(app: FastifyInstance, deps: Deps): Promise<vo
       const lastEventId = parseLastEventId(request.headers['last-event-id']);
       requireStreamsAllowed(auth.workspace);
       const row = await requireStreamJob(deps, auth.workspace.id, request.params.jobId);
-      if (lastEventId === Number(row.version) && isTerminal(row)) return reply.status(204).send();
+      if (lastEventId === Number(row.version) && isTerminal(row.status)) return reply.status(204).send();
       if (hub.closing) throw new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 });
 
       const settings = hub.settings;

@@ -28,10 +28,6 @@ import * as store from './stream-store.js';
 /** Seconds a refused open is told to wait (slots free when streams close or expire). */
 const STREAMS_RETRY_AFTER_S = 5;
 
-export function isTerminal(row: Pick<JobRow, 'status'>): boolean {
-  return jobs.TERMINAL_STATUSES.includes(row.status);
-}
-
 /**
  * True when the Accept header accepts text/event-stream: the most specific of the ranges that
  * match it (text/event-stream, then text/*, then * / *) decides, with a non-zero quality (RFC 9110

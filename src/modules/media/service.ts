@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
+import { lockWorkspace } from '../../db/locking.js';
 import { AppError } from '../../http/errors.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { toIso } from '../../lib/clock.js';
@@ -60,7 +61,7 @@ async function commitMedia(deps: Deps, record: MediaRecord, writeBlob: () => Pro
   try {
     await inTransaction(deps, async (trx) => {
       if (quotaBytes !== undefined) {
-        await store.lockWorkspaceMedia(trx, deps.caps, record.workspaceId);
+        await lockWorkspace(trx, deps.caps, record.workspaceId);
         const used = await store.sumMediaBytes(trx, record.workspaceId);
         if (used + record.sizeBytes > quotaBytes) throw quotaExceeded(quotaBytes, used, record.sizeBytes);
       }

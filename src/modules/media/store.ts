@@ -1,7 +1,5 @@
 /** SQL for media items. Every read is scoped to a workspace: another workspace's id finds nothing. */
 import type { Kysely, Transaction } from 'kysely';
-import type { Capabilities } from '../../db/connect.js';
-import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import type { StoredKind } from './formats.js';
 import { arg, prepared } from '../jobs/prepared.js';
@@ -41,23 +39,30 @@ function toRecord(r: Row<'media'>): MediaRecord {
   };
 }
 
-const insertMediaQuery = prepared((db) =>
-  db.insertInto('media').values({
-    id: arg(0),
-    workspace_id: arg(1),
-    name: arg(2),
-    mime_type: arg(3),
-    kind: arg(4),
-    size_bytes: arg(5),
-    sha256: arg(6),
-    storage_key: arg(7),
-    job_id: arg(8),
-    created_at_ms: arg(9),
-  }),
-);
+/** The row of a media item, as every path that records one writes it (one by one or in a batch). */
+export function mediaRow(m: MediaRecord): Row<'media'> {
+  return {
+    id: m.id,
+    workspace_id: m.workspaceId,
+    name: m.name,
+    mime_type: m.mimeType,
+    kind: m.kind,
+    size_bytes: m.sizeBytes,
+    sha256: m.sha256,
+    storage_key: m.storageKey,
+    job_id: m.jobId,
+    created_at_ms: m.createdAt,
+  };
+}
+
+/** The columns of mediaRow, in one order. */
+export const MEDIA_COLUMNS = Object.keys(mediaRow({} as MediaRecord)) as (keyof Row<'media'>)[];
+
+const insertMediaQuery = prepared((db) => db.insertInto('media').values(Object.fromEntries(MEDIA_COLUMNS.map((c, i) => [c, arg(i)])) as Row<'media'>));
 
 export async function insertMedia(db: Db, m: MediaRecord): Promise<void> {
-  await insertMediaQuery(db, m.id, m.workspaceId, m.name, m.mimeType, m.kind, m.sizeBytes, m.sha256, m.storageKey, m.jobId, m.createdAt);
+  const row = mediaRow(m);
+  await insertMediaQuery(db, ...MEDIA_COLUMNS.map((c) => row[c]));
 }
 
 export async function findMedia(db: Db, workspaceId: string, id: string): Promise<MediaRecord | undefined> {
@@ -87,12 +92,4 @@ export async function sumMediaBytes(db: Db, workspaceId: string): Promise<number
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
   return Number(r?.total ?? 0);
-}
-
-/**
- * Serialises quota decisions of one workspace: PostgreSQL locks the workspace row until the
- * transaction ends; SQLite needs nothing (one write transaction at a time).
- */
-export async function lockWorkspaceMedia(db: Transaction<Database>, caps: Capabilities, workspaceId: string): Promise<void> {
-  await lockForUpdate(caps, db.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
 }

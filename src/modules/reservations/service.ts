@@ -17,7 +17,7 @@ import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
 import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
-import { planDebits } from './spending.js';
+import { planSettlement } from './spending.js';
 
 type Trx = Transaction<Database>;
 
@@ -108,17 +108,16 @@ export interface SettleRequest {
 /**
  * Charges consumed work against the job's open hold and releases the hold. Returns what was
  * charged. Without an open hold (already settled) nothing is charged: settling twice is a no-op.
- * The caller holds the workspace lock (lockWorkspaceCredits), the lock admission and expiry take,
+ * The caller holds the workspace lock (db/locking.ts lockWorkspace), the lock admission and expiry take,
  * so the hold closes while nobody weighs it (billing/expiry.ts).
  */
 export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
   const hold = await store.findOpenHold(trx, req.jobId);
   if (!hold) return 0;
-  const toCharge = Math.max(0, Math.min(Math.floor(req.consumedMillicents), hold.amountMillicents));
   const allocations = await store.spendableAllocations(trx, req.workspaceId, hold.createdAt);
-  const { debits, shortfall } = planDebits(allocations, toCharge, hold.createdAt);
+  const { charge, debits, shortfall } = planSettlement(allocations, hold, req.consumedMillicents);
   for (const d of debits) await store.debitAllocation(trx, d.allocationId, d.amountMillicents);
-  const charged = toCharge - shortfall;
+  const charged = charge - shortfall;
   if (shortfall > 0) deps.log.error({ jobId: req.jobId, shortfall }, 'settlement found fewer credits than the hold promised');
   if (charged > 0) {
     await appendLedger(trx, {

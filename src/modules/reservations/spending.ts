@@ -1,7 +1,8 @@
 /**
- * The spending order of settlement, as pure functions: which allocations a charge debits and by
- * how much. One definition for every path that settles (reservations.settle one job at a time,
- * jobs/finish-batch.ts for a batch of a workspace's jobs over allocations read once).
+ * Settlement as pure functions: what an attempt is charged and which allocations the charge
+ * debits, by how much. One definition for every path that settles (reservations.settle one job at
+ * a time, jobs/finish-batch.ts for a batch of a workspace's jobs over allocations read once); the
+ * two differ only in how they read and write.
  *
  * Allocations are spent earliest expiry first, never-expiring ones last, ties by id. A hold may
  * spend only allocations that had not expired when it was admitted (its credits were reserved
@@ -25,6 +26,25 @@ export interface Debit {
 export function inSpendingOrder<T extends SpendableAllocation>(allocations: readonly T[]): T[] {
   const order = (a: SpendableAllocation) => a.expiresAt ?? Infinity;
   return [...allocations].sort((a, b) => order(a) - order(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** What an attempt that consumed `consumedMillicents` is charged against a hold of `heldMillicents`: whole millicents, never below 0, never above the hold. */
+export function chargeFor(consumedMillicents: number, heldMillicents: number): number {
+  return Math.max(0, Math.min(Math.floor(consumedMillicents), heldMillicents));
+}
+
+/**
+ * Settles one hold: the charge (chargeFor) and its debits (planDebits), lowering the allocations'
+ * `remaining`. `shortfall` > 0 means the allocations could not cover the charge (the hold's promise
+ * was broken): the one-by-one path charges what they cover and logs it; a batch falls back to it.
+ */
+export function planSettlement(
+  allocations: readonly SpendableAllocation[],
+  hold: { amountMillicents: number; createdAt: number },
+  consumedMillicents: number,
+): { charge: number; debits: Debit[]; shortfall: number } {
+  const charge = chargeFor(consumedMillicents, hold.amountMillicents);
+  return { charge, ...planDebits(allocations, charge, hold.createdAt) };
 }
 
 /**

@@ -29,7 +29,7 @@ import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { batchTransaction, type BatchRunner } from '../../queue/batch-transaction.js';
 import { Batcher } from '../../queue/batcher.js';
-import type { BudgetCeilings } from '../accounts/types.js';
+import { hasBudgetCeilings } from '../accounts/types.js';
 import type { AuthContext } from '../auth/types.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import { isGuardFailure } from '../../db/guard.js';
@@ -64,13 +64,9 @@ export type BatchOutcome =
   /** Admit this run one by one (service.ts). */
   | { kind: 'single' };
 
-function hasCeilings(b: BudgetCeilings | null | undefined): boolean {
-  return !!b && (b.dailyMillicents !== null || b.weeklyMillicents !== null || b.monthlyMillicents !== null);
-}
-
 /** Whether a queued run of this caller may be admitted in a batch. */
 export function batchable(deps: Deps, auth: AuthContext): boolean {
-  return deps.caps.dialect === 'postgres' && !hasCeilings(auth.key.budgets) && !hasCeilings(auth.workspace.budgets);
+  return deps.caps.batchedWrites && !hasBudgetCeilings(auth.key.budgets) && !hasBudgetCeilings(auth.workspace.budgets);
 }
 
 const batchers = new WeakMap<Kysely<Database>, Batcher<QueuedRun, BatchOutcome>>();

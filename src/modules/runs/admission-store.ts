@@ -4,7 +4,9 @@
  * caller settles expiry first and reads the sums again), live credits and open holds.
  *
  * On PostgreSQL this is one read of every figure, under the workspace lock the caller took first
- * (lockAdmissionWorkspace, the first statement of the admission's transaction). Admission runs
+ * (db/locking.ts lockWorkspace, the first statement of the admission's transaction, before the
+ * Idempotency-Key claim: PostgreSQL answered the opposite order, next to a batched admission that
+ * locks first, with "deadlock detected"). Admission runs
  * under that lock, so every round trip inside it is time every other admission, claim and finish
  * of the workspace waits (five reads were five round trips). The lock must be a statement of its
  * own: a read that waits for the lock inside the same statement keeps the
@@ -16,7 +18,6 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
-import { lockForUpdate } from '../../db/locking.js';
 import type { Database } from '../../db/schema.js';
 import { findDueAllocations } from '../billing/expiry-store.js';
 import { sumLiveRemaining, sumOpenHolds } from '../billing/store.js';
@@ -38,38 +39,26 @@ export interface AdmissionFigures {
 
 const providerKeyQuery = prepared((db) => db.selectFrom('provider_keys').select('id').where('workspace_id', '=', arg(0)).where('provider', '=', arg(1)));
 
-/**
- * The workspace lock of a one-by-one admission, taken before anything else in its transaction,
- * the Idempotency-Key claim included: the batched path (admission-batch.ts) and every other
- * transaction that locks the workspace take it first too, so an admission holding a claim's
- * unique-index entry never waits for the workspace while another holds the workspace and waits
- * for that entry (PostgreSQL answered such a cycle "deadlock detected", a 500). On a
- * single-writer database the write transaction already holds everything: no statement.
- */
-export async function lockAdmissionWorkspace(trx: Trx, caps: Capabilities, workspaceId: string): Promise<void> {
-  if (caps.singleWriter) return;
-  await lockForUpdate(caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
-}
-
-/** The figures, read under the workspace lock the caller holds (lockAdmissionWorkspace). */
+/** The figures, read under the workspace lock the caller holds (db/locking.ts lockWorkspace). */
 export async function readAdmissionFigures(trx: Trx, caps: Capabilities, workspaceId: string, provider: string | null, now: number): Promise<AdmissionFigures> {
-  if (caps.dialect === 'postgres') {
-    const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
-      select
-        ${pendingJobsSql(workspaceId)} as pending,
-        exists (select 1 from provider_keys where workspace_id = ${workspaceId} and provider = ${provider}) as own_key,
-        ${dueCreditsSql(workspaceId, now)} as due,
-        ${liveCreditsSql(workspaceId, now)} as live,
-        ${heldCreditsSql(workspaceId)} as held`.execute(trx);
-    const r = rows[0]!;
-    return { waitingJobs: Number(r.pending), ownProviderKey: r.own_key, dueAllocations: r.due, liveMillicents: Number(r.live), heldMillicents: Number(r.held) };
+  if (caps.totalsTable) {
+    const [waitingJobs, own, due, live, held] = [
+      await countPending(trx, workspaceId),
+      provider === null ? undefined : (await providerKeyQuery(trx, workspaceId, provider)).rows[0],
+      await findDueAllocations(trx, workspaceId, now),
+      await sumLiveRemaining(trx, workspaceId, now),
+      await sumOpenHolds(trx, workspaceId),
+    ];
+    return { waitingJobs, ownProviderKey: own !== undefined, dueAllocations: due.length > 0, liveMillicents: live, heldMillicents: held };
   }
-  const [waitingJobs, own, due, live, held] = [
-    await countPending(trx, workspaceId),
-    provider === null ? undefined : (await providerKeyQuery(trx, workspaceId, provider)).rows[0],
-    await findDueAllocations(trx, workspaceId, now),
-    await sumLiveRemaining(trx, workspaceId, now),
-    await sumOpenHolds(trx, workspaceId),
-  ];
-  return { waitingJobs, ownProviderKey: own !== undefined, dueAllocations: due.length > 0, liveMillicents: live, heldMillicents: held };
+  // Counted from the rows, in one statement: one round trip under the lock.
+  const { rows } = await sql<{ pending: number; own_key: boolean; due: boolean; live: number; held: number }>`
+    select
+      ${pendingJobsSql(workspaceId)} as pending,
+      exists (select 1 from provider_keys where workspace_id = ${workspaceId} and provider = ${provider}) as own_key,
+      ${dueCreditsSql(workspaceId, now)} as due,
+      ${liveCreditsSql(workspaceId, now)} as live,
+      ${heldCreditsSql(workspaceId)} as held`.execute(trx);
+  const r = rows[0]!;
+  return { waitingJobs: Number(r.pending), ownProviderKey: r.own_key, dueAllocations: r.due, liveMillicents: Number(r.live), heldMillicents: Number(r.held) };
 }

@@ -13,13 +13,14 @@
  * that finishes the job.
  */
 import type { Deps } from '../../deps.js';
-import { lockForUpdate } from '../../db/locking.js';
+import { lockForUpdate, lockWorkspace } from '../../db/locking.js';
 import type { Database } from '../../db/schema.js';
 import type { Transaction } from 'kysely';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { operationPoints } from '../../operations/registry.js';
+import { hasBudgetCeilings } from '../accounts/types.js';
 import type { ApiKey, AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
 import { executeJob } from '../jobs/executor.js';
@@ -27,7 +28,7 @@ import { recordChange } from '../jobs/lifecycle.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
-import { lockAdmissionWorkspace, readAdmissionFigures } from './admission-store.js';
+import { readAdmissionFigures } from './admission-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
 import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
 import { reserve } from '../reservations/service.js';
@@ -52,7 +53,7 @@ type Trx = Transaction<Database>;
 
 /** True when admission must also lock the key: its budgets sum spending across workspaces. */
 export function keyNeedsLock(key: ApiKey | null): boolean {
-  return !!key && (key.budgets.dailyMillicents !== null || key.budgets.weeklyMillicents !== null || key.budgets.monthlyMillicents !== null);
+  return !!key && hasBudgetCeilings(key.budgets);
 }
 
 /**
@@ -61,15 +62,13 @@ export function keyNeedsLock(key: ApiKey | null): boolean {
  * rows (lifecycle.finishJob, claim.claimJobs), so no two of them wait for each other in a cycle.
  */
 export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, key: ApiKey | null): Promise<void> {
-  // A SQLite write transaction already holds the whole database: no row to lock.
-  if (deps.caps.dialect !== 'postgres') return;
-  await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+  await lockWorkspace(trx, deps.caps, workspaceId);
   await lockBudgetedKey(deps, trx, key);
 }
 
 /** The key's row, when its budgets need it (after the workspace, as lockAdmission takes them). */
 async function lockBudgetedKey(deps: Deps, trx: Trx, key: ApiKey | null): Promise<void> {
-  if (deps.caps.dialect !== 'postgres' || !keyNeedsLock(key)) return;
+  if (deps.caps.singleWriter || !keyNeedsLock(key)) return;
   await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', key!.id)).execute();
 }
 
@@ -139,7 +138,7 @@ async function admitSynchronous(
     try {
       const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
       return await inTransaction(deps, async (trx) => {
-        await lockAdmissionWorkspace(trx, deps.caps, auth.workspace.id);
+        await lockWorkspace(trx, deps.caps, auth.workspace.id);
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
@@ -203,7 +202,7 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
       // Admissions of one workspace share a transaction unless a key lock would make a cycle possible.
       const batch = keyNeedsLock(auth.key) ? undefined : auth.workspace.id;
       const outcome = await inTransaction(deps, async (trx) => {
-        await lockAdmissionWorkspace(trx, deps.caps, auth.workspace.id);
+        await lockWorkspace(trx, deps.caps, auth.workspace.id);
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { windowIso } from '../../lib/clock.js';
 import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
-import type { BudgetCeilings, Workspace } from '../accounts/types.js';
+import { hasBudgetCeilings, type BudgetCeilings, type Workspace } from '../accounts/types.js';
 import { sumKeyOpenHolds, sumKeySpent, sumOpenHolds, sumSpent } from '../billing/store.js';
 import type { ApiKey } from '../auth/types.js';
 import type { ChargeResult, LimitName, WindowView } from './meter.js';
@@ -147,10 +147,6 @@ export interface UsageReport {
   streams: { enabled: boolean; maximum: number };
 }
 
-function hasCeilings(c: BudgetCeilings): boolean {
-  return c.dailyMillicents != null || c.weeklyMillicents != null || c.monthlyMillicents != null;
-}
-
 function buildReport(workspace: Workspace, limits: Limits, windows: { minute: WindowView; month: WindowView }, budgets: BudgetReport[]): UsageReport {
   const { minute, month } = windows;
   return {
@@ -176,6 +172,6 @@ function buildReport(workspace: Workspace, limits: Limits, windows: { minute: Wi
 export function usageReport(deps: Deps, workspace: Workspace, key: ApiKey): MaybePromise<UsageReport> {
   const limits = resolveLimits(workspace);
   const windows = deps.usage.peekNow(workspace.id, limits);
-  if (windows && !hasCeilings(key.budgets) && !hasCeilings(workspace.budgets)) return buildReport(workspace, limits, windows, []);
+  if (windows && !hasBudgetCeilings(key.budgets) && !hasBudgetCeilings(workspace.budgets)) return buildReport(workspace, limits, windows, []);
   return (async () => buildReport(workspace, limits, windows ?? (await deps.usage.peek(workspace.id, limits)), await budgetReports(deps, workspace, key)))();
 }

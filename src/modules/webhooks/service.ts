@@ -14,7 +14,7 @@
  * - Another workspace's webhook id is 404, never 403.
  */
 import type { Deps } from '../../deps.js';
-import { lockForUpdate } from '../../db/locking.js';
+import { lockWorkspace } from '../../db/locking.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from '../events/store.js';
@@ -70,7 +70,7 @@ export async function createWebhook(deps: Deps, workspaceId: string, input: Crea
     revokedAt: null,
   };
   await deps.db.transaction().execute(async (trx) => {
-    await lockForUpdate(deps.caps, trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId)).execute();
+    await lockWorkspace(trx, deps.caps, workspaceId);
     if ((await store.countActiveWebhooks(trx, workspaceId)) >= MAX_ACTIVE_WEBHOOKS) {
       throw new AppError('WEBHOOK_LIMIT_REACHED', {
         message: `A workspace can have at most ${MAX_ACTIVE_WEBHOOKS} active webhooks; revoke one first.`,
