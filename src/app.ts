@@ -7,7 +7,6 @@
  * Prometheus counters, body parsing (JSON only; an empty JSON body counts as no body), and the
  * OpenAPI document built from the route schemas (only key-authenticated /v1 routes appear).
  */
-import { randomBytes } from 'node:crypto';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import Fastify, {
   LogController,
@@ -20,6 +19,7 @@ import Fastify, {
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
+import { newId } from './lib/ids.js';
 import { OPERATIONS } from './operations/registry.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
@@ -81,31 +81,8 @@ export function redactUrl(url: string): string {
   return `${path}?${params.toString()}`;
 }
 
-/**
- * Request ids are UUIDv7 (RFC 9562): the 48-bit millisecond timestamp, then a 32-bit counter
- * (in rand_a and the top of rand_b) and 42 random bits fixed per process. Unique within a
- * process (the counter does not wrap within a millisecond) and across processes (the random
- * tail); several times cheaper than a fully random v7 on every request.
- */
-const processTail = randomBytes(6).readUIntBE(0, 6) % 2 ** 42;
-/** The 64 possible last groups: 6 counter bits above the per-process random 42 bits. */
-const tails = Array.from({ length: 64 }, (_, i) => (i * 2 ** 42 + processTail).toString(16).padStart(12, '0'));
-let requestCounter = randomBytes(4).readUInt32BE(0);
-let lastMs = -1;
-let timeGroups = '';
-
-export function requestId(): string {
-  requestCounter = (requestCounter + 1) >>> 0;
-  const ms = Date.now();
-  if (ms !== lastMs) {
-    lastMs = ms;
-    const time = ms.toString(16).padStart(12, '0');
-    timeGroups = `${time.slice(0, 8)}-${time.slice(8)}`;
-  }
-  const randA = (0x7000 | (requestCounter >>> 20)).toString(16);
-  const randB = (0x8000 | ((requestCounter >>> 6) & 0x3fff)).toString(16);
-  return `${timeGroups}-${randA}-${randB}-${tails[requestCounter & 0x3f]}`;
-}
+/** Request ids are ids (lib/ids.ts): UUIDv7, unique across processes. */
+export const requestId = newId;
 
 /**
  * The matched route pattern of a request (undefined for 404s). `request.routeOptions.url` builds

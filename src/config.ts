@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-import { isValidRange } from './modules/auth/ip-ranges.js';
+import { isValidRange } from './lib/ip-ranges.js';
 import { loadProvidersFile, type ProvidersFile } from './providers/providers-file.js';
 
 export type Role = 'api' | 'worker' | 'all';
@@ -87,7 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
     const raw = str(name);
     if (raw === undefined) return [];
     const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
-    // Canonical notation only (ip-ranges.ts): `0177.1` or `010.0.0.0/8` would otherwise be read
+    // Canonical notation only (lib/ip-ranges.ts): `0177.1` or `010.0.0.0/8` would otherwise be read
     // as octal, and a leading-zero typo would trust or allow another network.
     for (const item of items) {
       if (!isValidRange(item)) problems.push(`${name}: "${item}" is not an IP address or CIDR range in canonical notation (e.g. 10.0.0.0/8, 2001:db8::/32)`);

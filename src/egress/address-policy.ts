@@ -10,6 +10,7 @@
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { parseRange } from '../lib/ip-ranges.js';
 
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
@@ -141,24 +142,10 @@ export type AllowList = readonly Cidr[];
  */
 export function compileAllowList(entries: readonly string[]): AllowList {
   return entries.map((entry) => {
-    const raw = entry.trim();
-    const slash = raw.indexOf('/');
-    const addrText = slash === -1 ? raw : raw.slice(0, slash);
-    const ip = parseIpLiteral(addrText);
-    if (!ip) throw new TypeError(`egress allowCidrs: invalid address in ${JSON.stringify(entry)}`);
-    const max = ip.kind() === 'ipv4' ? 32 : 128;
-    let bits = max;
-    if (slash !== -1) {
-      const bitsText = raw.slice(slash + 1);
-      if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > max) {
-        throw new TypeError(`egress allowCidrs: invalid prefix length in ${JSON.stringify(entry)}`);
-      }
-      bits = Number(bitsText);
-    }
-    if (ip.kind() === 'ipv6' && (ip as IPv6).isIPv4MappedAddress() && bits >= 96) {
-      return [(ip as IPv6).toIPv4Address(), bits - 96] as Cidr;
-    }
-    return [ip, bits] as Cidr;
+    // The parser of every range list (lib/ip-ranges.ts): canonical notation only.
+    const range = parseRange(entry.trim());
+    if (!range) throw new TypeError(`egress allowCidrs: not an IP address or CIDR range in canonical notation: ${JSON.stringify(entry)}`);
+    return range;
   });
 }
 

@@ -11,7 +11,7 @@ import * as accounts from '../accounts/store.js';
 import type { BudgetCeilings } from '../accounts/types.js';
 import { resolveLimits } from '../usage/plans.js';
 import { isOperationId } from '../../operations/ids.js';
-import { isValidRange } from './ip-ranges.js';
+import { isValidRange } from '../../lib/ip-ranges.js';
 import { isScope, TRANSPORTS, type Scope, type Transport } from './scopes.js';
 import { userManagesWorkspace } from '../accounts/service.js';
 import { hashSecret, KEY_SECRET_PREFIX } from './service.js';

@@ -22,7 +22,7 @@ import { isUuid } from '../../lib/ids.js';
 import { secondsUntil } from '../../lib/periods.js';
 import * as accounts from '../accounts/store.js';
 import type { MemberRole, Workspace } from '../accounts/types.js';
-import { addressAllowed } from './ip-ranges.js';
+import { addressAllowed } from '../../lib/ip-ranges.js';
 import type { Scope, Transport } from './scopes.js';
 import * as store from './store.js';
 import { SUSPENSION_MS } from './suspension.js';

@@ -1,5 +1,8 @@
 /**
- * Client address checks against a key's CIDR list (IPv4 and IPv6; IPv4-mapped IPv6 normalised).
+ * The one parser of IP ranges (an address or a CIDR, IPv4 and IPv6; IPv4-mapped IPv6 normalised to
+ * IPv4), for every list an operator or owner writes: configuration (EGRESS_ALLOW_CIDRS,
+ * TRUSTED_PROXIES), a key's IP ranges and the egress allow list. Also the client address check
+ * against a key's ranges.
  *
  * Only canonical notations are accepted: IPv4 as four decimal parts without leading zeros, IPv6
  * as RFC 4291 text. ipaddr.js alone would also take `010.1.0.0` (octal: 8.1.0.0), `10.1` or
@@ -29,6 +32,7 @@ export function isValidRange(range: string): boolean {
 }
 
 export function parseRange(range: string): [Address, number] | undefined {
+  if (typeof range !== 'string') return undefined;
   const slash = range.indexOf('/');
   if (slash < 0) {
     const addr = parseAddress(range);
