@@ -408,10 +408,10 @@ for (const dbName of testDatabaseNames()) {
 
     test('a provider slower than requestTimeoutMs fails PROVIDER_TIMEOUT', async () => {
       const t = await tenant();
-      fake.script('/v1/audio/speech', { delayMs: KEYLESS_TIMEOUT_MS + 1500 });
-      const started = Date.now();
+      // The answer would come after a minute: a job that waited for it would complete, not fail
+      // PROVIDER_TIMEOUT (the outcome shows the deadline cut it, not a stopwatch).
+      fake.script('/v1/audio/speech', { delayMs: 60_000 });
       const job = await queued(t, 'speech.generate', { text: 'slow' });
-      assert.ok(Date.now() - started < KEYLESS_TIMEOUT_MS + 1400, 'failed at the deadline, not after the answer');
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_TIMEOUT', 0]);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
@@ -473,7 +473,7 @@ describe('openai adapter: the attempt signal', () => {
       const op = findOperation('chat.generate')!;
       const abort = new AbortController();
       const reason = new DOMException('cancelled by the test', 'AbortError');
-      fake.script('/v1/chat/completions', { delayMs: 5_000 });
+      fake.script('/v1/chat/completions', { delayMs: 60_000 });
       const input = { messages: [{ role: 'user', content: 'wait' }], maxTokens: 8 };
       const attempt = adapter.run({
         jobId: 'job', workspaceId: 'ws', operation: op, input, attempt: 1, stepsTotal: 1, stepsDone: 0, state: {}, checkpointedFiles: () => [],
@@ -485,10 +485,9 @@ describe('openai adapter: the attempt signal', () => {
         progress: async () => {},
         checkpoint: async () => {},
       });
+      // The answer never comes in time (a minute): only the abort can end the attempt, with its reason.
       setTimeout(() => abort.abort(reason), 100);
-      const started = Date.now();
       await assert.rejects(attempt, (err) => err === reason);
-      assert.ok(Date.now() - started < 2_000, 'the request stops at the abort');
       assert.equal(fake.seen('/v1/chat/completions').length, 1, 'an aborted call is not retried');
     } finally {
       await egress.close();
