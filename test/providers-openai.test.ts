@@ -16,7 +16,8 @@ import { admin, call, createTestContext, disposeTestContext, type TestContext } 
 import { testDatabaseNames } from './support/databases.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
-import { balance, drain, getJob, run } from './support/jobs.js';
+import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
+import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from './support/snapshot.js';
 import { FakeOpenAi, sha256 } from './support/fake-openai.js';
 import { png, upload } from './media-support.js';
 import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST } from '../src/providers/prices.js';
@@ -228,6 +229,24 @@ for (const dbName of testDatabaseNames()) {
       }
       assert.equal(job.costMillicents, 3 * IMAGE_PRICE.perImageMillicents);
       assert.equal((await balance(ctx, t)).totalMillicents, CREDITS - 3 * IMAGE_PRICE.perImageMillicents);
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    });
+
+    test('the job snapshot and the complete output hold exactly the contract fields and none of the provider\'s private settings (key, key variable, base URL, providers file)', async () => {
+      const t = await tenant();
+      const res = await run(ctx, t, 'image.generate', { prompt: 'a blue square', width: 256, height: 256, count: 2 });
+      assert.equal(res.statusCode, 202, res.body);
+      const jobId = res.json().data.jobId as string;
+      await drain(ctx);
+      const read = await call(ctx, 'GET', `/v1/jobs/${jobId}`, { secret: t.secret, workspaceId: t.workspace.id });
+      assert.equal(read.statusCode, 200, read.body);
+      assertSnapshotShape(read.json().data, 'the snapshot');
+      assert.equal(read.json().data.status, 'completed');
+      const whole = (await readCompleteOutput(ctx, t, jobId)).bytes.toString('utf8');
+      const secrets = [OPERATOR_KEY, fake.baseUrl, new URL(fake.baseUrl).host, 'FAKE_OPENAI_KEY', dir];
+      assertNothingPrivate(read.body, 'the snapshot', { secrets, keys: PRIVATE_KEYS });
+      assertNothingPrivate(whole, 'the complete output', { secrets, keys: PRIVATE_KEYS });
+      assert.deepEqual([JSON.parse(whole).provider, JSON.parse(whole).model], ['fake', 'dall-e-test'], 'the provider by its name in the file, and the model');
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
 
