@@ -607,9 +607,9 @@ async function readEvents(r: Real, ws: number): Promise<void> {
   }
 }
 
-/** Every job's terminal events exactly as the model's, once the feed has caught up (10 s at most). */
+/** Every job's terminal events exactly as the model's, once the feed has caught up (a state wait: 60 s at most, for a loaded machine). */
 async function checkEventsExactly(m: Model, r: Real): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     for (let ws = 0; ws < 2; ws++) await readEvents(r, ws);
     const behind = m.jobs.filter((mj) => TERMINAL_EVENTS.some((type) => (r.events.get(mj.id) ?? NO_EVENTS)[type] !== mj.events[type]));
