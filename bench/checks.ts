@@ -1,25 +1,48 @@
 /**
- * The bench's proof that refused requests wrote nothing: row counts of every table of the
- * service's SQLite database (read by a second connection), the usage counters' total and
- * SQLite's data_version, before and after a run.
+ * The bench's proof that refused requests wrote nothing: row counts and a checksum of the rows
+ * of every table of the service's SQLite database (read by a second connection; the checksum
+ * sees updates in place, which counts cannot), the usage counters' total and SQLite's
+ * data_version, before and after a run.
  */
+import { createHash } from 'node:crypto';
 import type SqliteDatabase from 'better-sqlite3';
 
 export interface Snapshot {
   dataVersion: number;
   counts: Record<string, number>;
+  /** SHA-256 of each table's rows (every column), independent of row order. */
+  checksums: Record<string, string>;
   usageUsed: number;
   creditTransactions: number;
 }
 
-/** Row counts of every table, as another connection (the bench) sees the server's database. */
+/** A digest of every row of `table`, each row's columns as JSON, rows sorted (storage order does not matter). */
+function tableChecksum(db: SqliteDatabase.Database, table: string): string {
+  const rows = (db.prepare(`select * from "${table}"`).raw().all() as unknown[][]).map((row) =>
+    JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : Buffer.isBuffer(v) ? v.toString('base64') : v)),
+  );
+  rows.sort();
+  const hash = createHash('sha256');
+  for (const row of rows) hash.update(row).update('\n');
+  return hash.digest('hex');
+}
+
+/** Row counts and row checksums of every table, as another connection (the bench) sees the server's database. */
 export function snapshot(db: SqliteDatabase.Database): Snapshot {
   const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[]).map((r) => r.name);
   const counts: Record<string, number> = {};
-  for (const t of tables) counts[t] = (db.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n;
+  const checksums: Record<string, string> = {};
+  // One read transaction: counts and checksums of one consistent state.
+  db.transaction(() => {
+    for (const t of tables) {
+      counts[t] = (db.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n;
+      checksums[t] = tableChecksum(db, t);
+    }
+  })();
   return {
     dataVersion: db.pragma('data_version', { simple: true }) as number,
     counts,
+    checksums,
     usageUsed: Number((db.prepare('select coalesce(sum(used), 0) as s from usage_counters').get() as { s: number }).s),
     creditTransactions: counts.credit_transactions ?? 0,
   };
@@ -39,6 +62,10 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, admitted: nu
     if (after.counts[table] !== n) {
       ok = false;
       notes.push(`${table}: ${n} → ${after.counts[table]} rows`);
+    } else if (after.checksums[table] !== before.checksums[table]) {
+      // Same number of rows, other contents: an update (or a delete and an insert).
+      ok = false;
+      notes.push(`${table}: rows changed in place (checksum ${before.checksums[table]?.slice(0, 12)} → ${after.checksums[table]?.slice(0, 12)})`);
     }
   }
   if (after.creditTransactions !== before.creditTransactions) {

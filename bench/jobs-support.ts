@@ -129,6 +129,8 @@ export interface LoadCase {
   body?: string;
   /** A fresh Idempotency-Key on every request. */
   uniqueIdempotencyKey?: boolean;
+  /** Collects `data.jobId` of every answer (queued admissions: each must name a new job). */
+  jobIds?: string[];
   expect: number;
   pid: number;
 }
@@ -142,6 +144,15 @@ export interface Sample {
   statuses: Record<string, number>;
 }
 
+/** `data.jobId` of a run's answer ('' when it has none). */
+function jobIdOf(body: string): string {
+  try {
+    return String((JSON.parse(body) as { data?: { jobId?: unknown } }).data?.jobId ?? '');
+  } catch {
+    return '';
+  }
+}
+
 export async function load(c: LoadCase, durationS: number): Promise<Sample> {
   const cpu0 = cpuTimes(c.pid);
   const result = await autocannon({
@@ -152,8 +163,15 @@ export async function load(c: LoadCase, durationS: number): Promise<Sample> {
     method: c.method ?? 'GET',
     headers: c.headers ?? {},
     ...(c.body !== undefined ? { body: c.body } : {}),
-    ...(c.uniqueIdempotencyKey
-      ? { requests: [{ setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }] }
+    ...(c.uniqueIdempotencyKey || c.jobIds
+      ? {
+          requests: [
+            {
+              ...(c.uniqueIdempotencyKey ? { setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) } : {}),
+              ...(c.jobIds ? { onResponse: (_status: number, body: string) => c.jobIds!.push(jobIdOf(body)) } : {}),
+            },
+          ],
+        }
       : {}),
   } as any);
   const cpu1 = cpuTimes(c.pid);

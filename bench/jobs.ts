@@ -2,6 +2,7 @@
  * The job-path benches of issue 3, each a ratio to a baseline measured in the same run:
  *
  *   (ja) POST /v1/runs → 202 (queued image.generate, unique Idempotency-Keys) / bare route, SQLite   goal >= 0.2
+ *        (each 202 must name a job of its own: distinct ids, each a row of the workspace)
  *   (jb) GET /v1/jobs/{id} / bare route, SQLite                                                   goal >= 0.5
  *   (jp) GET /v1/jobs/{id} / bare Fastify route doing one pg read, PostgreSQL                     goal >= 0.75
  *   (jc) jobs completed/s end to end (8 HTTP clients admitting one by one, [sim:delay=0], settled,
@@ -20,7 +21,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
-import { compareRounds, ROOT, startBare, startService, seedJobTenant, admitOne, runBody, type LoadCase, type Sample } from './jobs-support.js';
+import { compareRounds, CONNECTIONS, ROUNDS, ROOT, startBare, startService, seedJobTenant, admitOne, runBody, type LoadCase, type Sample } from './jobs-support.js';
+import SqliteDatabase from 'better-sqlite3';
 import { measureDrain } from './jobs-drain.js';
 import { measureOutputRead } from './jobs-output.js';
 import { measureEndToEnd, withFreshDatabase } from './jobs-pg.js';
@@ -63,6 +65,31 @@ function summary(samples: Sample[]) {
   return samples.map((s) => ({ name: s.name, round: s.round, rps: Math.round(s.rps), cpuUsPerRequest: Math.round(s.cpuUsPerRequest), p99Ms: s.p99Ms }));
 }
 
+/**
+ * Every 202 of the admission bench created a job of its own: the job ids answered are distinct,
+ * each is a row of the workspace, and the workspace holds no job beyond them and the requests
+ * still in flight when a load ended (answered but not counted by autocannon).
+ */
+function checkNewJobs(dbPath: string, workspaceId: string, jobIds: string[]): { ok: boolean; answered: number; distinct: number; found: number; rows: number } {
+  const db = new SqliteDatabase(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const distinct = new Set(jobIds);
+    const ids = [...distinct].filter((id) => id !== '');
+    let found = 0;
+    const exists = db.prepare('select count(*) as n from jobs where id = ? and workspace_id = ?');
+    for (const id of ids) found += (exists.get(id, workspaceId) as { n: number }).n;
+    const rows = (db.prepare('select count(*) as n from jobs where workspace_id = ?').get(workspaceId) as { n: number }).n;
+    // Requests in flight when a load ended: at most one per connection per load (warm-up and rounds).
+    const unanswered = rows - found;
+    const ok = distinct.size === jobIds.length && ids.length === jobIds.length && found === ids.length && unanswered >= 0 && unanswered <= CONNECTIONS * (ROUNDS + 1);
+    const result = { ok, answered: jobIds.length, distinct: distinct.size, found, rows };
+    log(`  (ja) each admission created a new job: ${ok ? 'OK' : 'FAILED'} ${JSON.stringify(result)}`);
+    return result;
+  } finally {
+    db.close();
+  }
+}
+
 /** (jb) and (je) on one SQLite service that also runs the jobs; (ja) on an API-only one (no worker competing). */
 async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
   const bare = await startBare('bench/bare-server.ts');
@@ -97,6 +124,7 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
       try {
         const t = await seedJobTenant(svc.base, 'bench-admit');
         const base: LoadCase = { name: 'bare', url: bare.url, expect: 200, pid: bare.pid };
+        const jobIds: string[] = [];
         const subject: LoadCase = {
           name: 'ja',
           url: `${svc.base}/v1/runs`,
@@ -104,11 +132,14 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
           headers: { ...t.headers, 'content-type': 'application/json' },
           body: runBody(),
           uniqueIdempotencyKey: true,
+          jobIds,
           expect: 202,
           pid: svc.pid,
         };
         const r = await compareRounds(base, subject);
-        out.push(ratio('ja', 'queued-run admissions / bare route (SQLite)', r.ratio, 0.2, { cpuRatio: +r.cpuRatio.toFixed(2), samples: summary(r.samples) }));
+        const admissions = checkNewJobs(join(dataDir, 'service.db'), t.workspaceId, jobIds);
+        if (!admissions.ok) process.exitCode = 1;
+        out.push(ratio('ja', 'queued-run admissions / bare route (SQLite)', r.ratio, 0.2, { cpuRatio: +r.cpuRatio.toFixed(2), newJobs: admissions, samples: summary(r.samples) }));
       } finally {
         await svc.child.stop();
         rmSync(dataDir, { recursive: true, force: true });

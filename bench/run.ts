@@ -10,7 +10,8 @@
  * Both servers run as child processes on loopback: the baseline from bench/bare-server.ts and
  * the service exactly as `npm start` runs it (`node dist/main.js serve`, built by `npm run
  * bench`). Around (c) and (d) the bench checks that refused requests wrote nothing: every
- * table's row count is unchanged, credit_transactions is unchanged, and usage_counters moved
+ * table's row count and a checksum of its rows (updates in place) are unchanged,
+ * credit_transactions is unchanged, and usage_counters moved
  * only by the points of requests that were admitted (minute rollovers during (d)).
  *
  * Results go to stdout (a table) and to .bench/results.json. Exit 1 if a write check fails;

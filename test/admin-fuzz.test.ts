@@ -1431,6 +1431,8 @@ describeEachDatabase('admin API fuzz', (get) => {
 
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 const STREAM_LIMIT = PLAN_DEFAULTS.pro.streams;
+/** Patience of the state waits below (each ends as soon as its state holds): a loaded machine's, not a stopwatch. */
+const STATE_WAIT_MS = 30_000;
 
 interface StreamWorld {
   pro: Tenant;
@@ -1639,7 +1641,7 @@ describeEachDatabase('job stream fuzz', (get) => {
     );
     t.diagnostic(`outcomes: ${JSON.stringify(stats)}`);
     assert.ok((stats.STREAM ?? 0) > 0 && (stats.INVALID_REQUEST ?? 0) > 0, JSON.stringify(stats));
-    await waitFor('no slot left', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, 5_000);
+    await waitFor('no slot left', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, STATE_WAIT_MS);
   });
 
   test(`stream rule: live streams send every change once and in order and close after the terminal status; beyond the plan's ${STREAM_LIMIT} concurrent streams an open is 429 CONCURRENCY_LIMITED with Retry-After; no slot stays taken after a client disconnects (also while its stream is being set up), so new streams within the limit open (${runs(0.2, 4)} runs)`, async (t) => {
@@ -1649,7 +1651,7 @@ describeEachDatabase('job stream fuzz', (get) => {
     const stats: Record<string, number> = {};
     const count = (k: string) => (stats[k] = (stats[k] ?? 0) + 1);
     const sse = (extra: Record<string, string> = {}) => apiHeaders(w.pro, { accept: 'text/event-stream', ...extra });
-    const settled = (held: number, what: string) => waitFor(`${what}: the slots are those of the ${held} streams still held`, async () => (await slotCount(ctx, w.pro.workspace.id)) === held, 5_000);
+    const settled = (held: number, what: string) => waitFor(`${what}: the slots are those of the ${held} streams still held`, async () => (await slotCount(ctx, w.pro.workspace.id)) === held, STATE_WAIT_MS);
 
     type Action =
       | { a: 'open'; job: number; leid: 'none' | 'current' | 'previous' }
@@ -1816,7 +1818,7 @@ describeEachDatabase('job stream fuzz', (get) => {
         await busy;
         // Well before the 15 s keep-alive that would notice the dead connection.
         await new Promise((r) => setTimeout(r, 200));
-        await waitFor('no slot of the abandoned open', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, 2_000);
+        await waitFor('no slot of the abandoned open', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, STATE_WAIT_MS);
         const res = await call(ctx, 'POST', `/v1/jobs/${job.jobId}/cancel`, { secret: w.pro.secret, workspaceId: w.pro.workspace.id });
         assert.equal(res.statusCode, 200, res.body);
       }),

@@ -584,7 +584,8 @@ describeEachDatabase('auth', (get) => {
         await refreshAuthEpoch(p2.deps);
         assertOk(await usage(p2.view, tenant.secret, tenant.workspace.id));
         await revokeKey(ctx.deps, tenant.key.id);
-        const deadline = Date.now() + 5000;
+        // A state wait (ends at the first refusal): patient enough for a loaded machine.
+        const deadline = Date.now() + 30_000;
         let res = await usage(p2.view, tenant.secret, tenant.workspace.id);
         while (res.statusCode === 200 && Date.now() < deadline) {
           await new Promise((resolve) => setTimeout(resolve, 10));

@@ -561,9 +561,9 @@ describe('size caps and timeouts', () => {
   });
 
   test('a declared Content-Length above the cap fails early, without waiting for the body', async () => {
-    const started = Date.now();
-    await rejectsWith(egress.request(`${server.origin}/declared`, { maxBytes: MB, timeoutMs: 5000 }), 'EGRESS_TOO_LARGE');
-    assert.ok(Date.now() - started < 2000);
+    // The rest of the body never comes: a client that waited for it could only end at the
+    // deadline, with EGRESS_TIMEOUT (the outcome says it, not a stopwatch).
+    await rejectsWith(egress.request(`${server.origin}/declared`, { maxBytes: MB, timeoutMs: 60_000 }), 'EGRESS_TOO_LARGE');
   });
 
   test('a decompression bomb fails with EGRESS_TOO_LARGE quickly', async () => {
@@ -580,7 +580,9 @@ describe('size caps and timeouts', () => {
     const started = Date.now();
     await rejectsWith(egress.request(`http://127.0.0.1:${silent.port}/`, { timeoutMs: 300 }), 'EGRESS_TIMEOUT');
     const elapsed = Date.now() - started;
-    assert.ok(elapsed >= 250 && elapsed < 1500, `took ${elapsed} ms`);
+    // Not before the 300 ms given, and by the given limit rather than the client's 10 s default
+    // (a tight upper bound would race a loaded machine's scheduler).
+    assert.ok(elapsed >= 250 && elapsed < 10_000, `took ${elapsed} ms`);
     assert.ok(silent.connections() >= 1);
   });
 
@@ -599,14 +601,13 @@ describe('size caps and timeouts', () => {
       await settle();
       assert.equal(fresh.connections(), 0, 'an already-aborted signal never connects');
 
+      // The listener never answers: only the abort (AbortError) or the deadline (EGRESS_TIMEOUT) can end it.
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 100);
-      const started = Date.now();
       await assert.rejects(
-        local.request(`http://127.0.0.1:${fresh.port}/`, { signal: controller.signal, timeoutMs: 5000 }),
+        local.request(`http://127.0.0.1:${fresh.port}/`, { signal: controller.signal, timeoutMs: 60_000 }),
         (err: unknown) => err instanceof Error && err.name === 'AbortError',
       );
-      assert.ok(Date.now() - started < 1000);
       const reason = new Error('shutting down');
       await assert.rejects(
         local.request(`http://127.0.0.1:${fresh.port}/`, { signal: AbortSignal.abort(reason) }),

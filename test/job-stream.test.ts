@@ -4,7 +4,7 @@
  * terminal status, Last-Event-ID resume and gaps, keep-alive comments, plan and concurrency
  * limits counted in stream_slots, and the ways a stream ends (client, revocation).
  */
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
@@ -303,6 +303,27 @@ describeEachDatabase('job streams (SSE)', (get) => {
       return slot && Number(slot.expires_at_ms) > ctx.clock.now();
     });
     await reader.cancel();
+  });
+
+  test('keep-alive: by default a `: keep-alive` comment every 15 s (decisions.md 1), counted on a fake interval clock, not waited for', async () => {
+    const ctx = get();
+    reset();
+    assert.equal(ctx.deps.streamSettings.keepAliveMs, 15_000, 'the default interval');
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = await queuedJob(ctx, t);
+    // The stream's intervals are created on the fake clock; the sockets and the reader keep real time.
+    mock.timers.enable({ apis: ['setInterval'] });
+    try {
+      const reader = frameReader(await openStream(ctx, t, jobId));
+      assert.equal((await reader.next())?.event, 'job');
+      mock.timers.tick(15_000);
+      const frame = await reader.next(10_000);
+      assert.equal(frame?.comment, 'keep-alive', 'a comment line at 15 s');
+      assert.equal(frame?.event, undefined);
+      await reader.cancel();
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   test('keep-alive: a `: keep-alive` comment line arrives on the configured interval', async () => {

@@ -122,8 +122,8 @@ function build(spec: Spec): Built {
   const text = `${spec.word} ${directiveText(spec.dirs)}`;
   switch (spec.op) {
     case 'speech':
-      // 100 + 3 per character; one step unless a directive says otherwise.
-      return { operationId: 'speech.generate', input: { text }, sync: false, fullMax: 100 + 3 * text.length, steps: spec.dirs.steps ?? 1 };
+      // 100 + 3 per character (code point); one step unless a directive says otherwise.
+      return { operationId: 'speech.generate', input: { text }, sync: false, fullMax: 100 + 3 * [...text].length, steps: spec.dirs.steps ?? 1 };
     case 'music': {
       const d = 5 + (spec.size % 8);
       return { operationId: 'music.generate', input: { prompt: text, durationSeconds: d }, sync: false, fullMax: 500 * d, steps: spec.dirs.steps ?? 1 };
@@ -135,8 +135,11 @@ function build(spec: Spec): Built {
     }
     case 'chat': {
       const maxTokens = 1 + (spec.size % 300);
-      const tokens = Math.max(1, Math.ceil(text.length / 4));
-      return { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: text }], maxTokens }, sync: true, fullMax: 20 + tokens + 3 * maxTokens, steps: spec.dirs.steps ?? 1 };
+      // decisions.md section 5: input tokens are bounded by the UTF-8 bytes of the messages plus a
+      // fixed allowance per message (8, and 8 per request: docs/providers.md), never by a
+      // characters-per-token guess. Built-in prices: 20 per run, 1 per input token, 3 per output token.
+      const inputTokens = Buffer.byteLength(text, 'utf8') + 8 + 8;
+      return { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: text }], maxTokens }, sync: true, fullMax: 20 + inputTokens + 3 * maxTokens, steps: spec.dirs.steps ?? 1 };
     }
   }
 }
@@ -604,9 +607,9 @@ async function readEvents(r: Real, ws: number): Promise<void> {
   }
 }
 
-/** Every job's terminal events exactly as the model's, once the feed has caught up (10 s at most). */
+/** Every job's terminal events exactly as the model's, once the feed has caught up (a state wait: 60 s at most, for a loaded machine). */
 async function checkEventsExactly(m: Model, r: Real): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     for (let ws = 0; ws < 2; ws++) await readEvents(r, ws);
     const behind = m.jobs.filter((mj) => TERMINAL_EVENTS.some((type) => (r.events.get(mj.id) ?? NO_EVENTS)[type] !== mj.events[type]));
@@ -1267,7 +1270,8 @@ const dirsArb: fc.Arbitrary<Dirs> = fc
   })
   .map((d) => Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) as Dirs);
 
-const wordArb = fc.constantFrom('hi', 'tune', 'a calm sea', 'robots dancing', 'x');
+// A word of multi-byte characters too: chat's maximum counts UTF-8 bytes, speech's price characters.
+const wordArb = fc.constantFrom('hi', 'tune', 'a calm sea', 'robots dancing', 'x', 'héllo 😀');
 const specArb = (ops: OpKind[]): fc.Arbitrary<Spec> => fc.record({ op: fc.constantFrom(...ops), word: wordArb, size: fc.nat(1000), dirs: dirsArb });
 const callerArb = fc.constantFrom(...CALLERS);
 /** Mostly the jobs a command is about (failed ones for retries, active ones for cancels), sometimes any. */

@@ -10,6 +10,7 @@ import { claimJobs } from '../src/queue/claim.js';
 import { recoverExpiredLeases } from '../src/queue/recovery.js';
 import { executeJob } from '../src/modules/jobs/executor.js';
 import { findOperation } from '../src/operations/registry.js';
+import { gateAdapter } from './support/gates.js';
 
 const SPRITE = (directives: string, frames = 4) => ({ prompt: `a knight ${directives}`, frames, frameWidth: 16, frameHeight: 16 });
 const spriteMax = (frames = 4) => findOperation('sprite.generate')!.price(SPRITE('', frames)).maximumMillicents;
@@ -150,24 +151,27 @@ describeEachDatabase('job lifecycle', (get) => {
   test('cancel of a processing job fences out its worker: checkpointed steps are charged, the rest released, one terminal state', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
-    const jobId = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:delay=400]'))).json().data.jobId;
+    const jobId = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:delay=0]'))).json().data.jobId;
     const [claimed] = await claimJobs(ctx.deps, 'test-worker', 1);
     assert.ok(claimed);
-    const controller = new AbortController();
-    const attempt = executeJob(ctx.deps, claimed, controller.signal);
-    // wait until at least one frame is checkpointed
-    for (let i = 0; i < 100; i++) {
+    // The work is held right after its first frame's checkpoint: the cancel comes between two checkpoints.
+    const gate = gateAdapter(ctx.deps, 'sprite.generate', { after: 'checkpoint', step: 1 });
+    try {
+      const attempt = executeJob(ctx.deps, claimed, new AbortController().signal);
+      assert.equal(await gate.reached, jobId);
       const row = await ctx.deps.db.selectFrom('jobs').select('steps_done').where('id', '=', jobId).executeTakeFirstOrThrow();
-      if (Number(row.steps_done) >= 1) break;
-      await new Promise((r) => setTimeout(r, 10));
+      assert.equal(Number(row.steps_done), 1, 'one frame checkpointed');
+      const res = await call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
+      assert.equal(res.json().data.status, 'cancelled');
+      gate.open();
+      const outcome = await attempt;
+      assert.equal(outcome.status, 'lost', 'the fenced worker cannot finish the job');
+    } finally {
+      gate.restore();
     }
-    const res = await call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
-    assert.equal(res.json().data.status, 'cancelled');
-    const outcome = await attempt;
-    assert.equal(outcome.status, 'lost', 'the fenced worker cannot finish the job');
     const job = await getJob(ctx, t, jobId);
     assert.equal(job.status, 'cancelled');
-    assert.ok(job.costMillicents >= 1500 && job.costMillicents < spriteMax(), `charged ${job.costMillicents}`);
+    assert.equal(job.costMillicents, Math.floor(spriteMax() / 4), `charged the one checkpointed frame of four: ${job.costMillicents}`);
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });

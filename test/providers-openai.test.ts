@@ -16,7 +16,8 @@ import { admin, call, createTestContext, disposeTestContext, type TestContext } 
 import { testDatabaseNames } from './support/databases.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
-import { balance, drain, getJob, run } from './support/jobs.js';
+import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
+import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from './support/snapshot.js';
 import { FakeOpenAi, sha256 } from './support/fake-openai.js';
 import { png, upload } from './media-support.js';
 import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST } from '../src/providers/prices.js';
@@ -231,6 +232,24 @@ for (const dbName of testDatabaseNames()) {
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
 
+    test('the job snapshot and the complete output hold exactly the contract fields and none of the provider\'s private settings (key, key variable, base URL, providers file)', async () => {
+      const t = await tenant();
+      const res = await run(ctx, t, 'image.generate', { prompt: 'a blue square', width: 256, height: 256, count: 2 });
+      assert.equal(res.statusCode, 202, res.body);
+      const jobId = res.json().data.jobId as string;
+      await drain(ctx);
+      const read = await call(ctx, 'GET', `/v1/jobs/${jobId}`, { secret: t.secret, workspaceId: t.workspace.id });
+      assert.equal(read.statusCode, 200, read.body);
+      assertSnapshotShape(read.json().data, 'the snapshot');
+      assert.equal(read.json().data.status, 'completed');
+      const whole = (await readCompleteOutput(ctx, t, jobId)).bytes.toString('utf8');
+      const secrets = [OPERATOR_KEY, fake.baseUrl, new URL(fake.baseUrl).host, 'FAKE_OPENAI_KEY', dir];
+      assertNothingPrivate(read.body, 'the snapshot', { secrets, keys: PRIVATE_KEYS });
+      assertNothingPrivate(whole, 'the complete output', { secrets, keys: PRIVATE_KEYS });
+      assert.deepEqual([JSON.parse(whole).provider, JSON.parse(whole).model], ['fake', 'dall-e-test'], 'the provider by its name in the file, and the model');
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    });
+
     test('images answered by URL are downloaded from the provider origin with its key and stored', async () => {
       const t = await tenant();
       fake.imageMode = 'url';
@@ -408,10 +427,10 @@ for (const dbName of testDatabaseNames()) {
 
     test('a provider slower than requestTimeoutMs fails PROVIDER_TIMEOUT', async () => {
       const t = await tenant();
-      fake.script('/v1/audio/speech', { delayMs: KEYLESS_TIMEOUT_MS + 1500 });
-      const started = Date.now();
+      // The answer would come after a minute: a job that waited for it would complete, not fail
+      // PROVIDER_TIMEOUT (the outcome shows the deadline cut it, not a stopwatch).
+      fake.script('/v1/audio/speech', { delayMs: 60_000 });
       const job = await queued(t, 'speech.generate', { text: 'slow' });
-      assert.ok(Date.now() - started < KEYLESS_TIMEOUT_MS + 1400, 'failed at the deadline, not after the answer');
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_TIMEOUT', 0]);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
@@ -473,7 +492,7 @@ describe('openai adapter: the attempt signal', () => {
       const op = findOperation('chat.generate')!;
       const abort = new AbortController();
       const reason = new DOMException('cancelled by the test', 'AbortError');
-      fake.script('/v1/chat/completions', { delayMs: 5_000 });
+      fake.script('/v1/chat/completions', { delayMs: 60_000 });
       const input = { messages: [{ role: 'user', content: 'wait' }], maxTokens: 8 };
       const attempt = adapter.run({
         jobId: 'job', workspaceId: 'ws', operation: op, input, attempt: 1, stepsTotal: 1, stepsDone: 0, state: {}, checkpointedFiles: () => [],
@@ -485,10 +504,9 @@ describe('openai adapter: the attempt signal', () => {
         progress: async () => {},
         checkpoint: async () => {},
       });
+      // The answer never comes in time (a minute): only the abort can end the attempt, with its reason.
       setTimeout(() => abort.abort(reason), 100);
-      const started = Date.now();
       await assert.rejects(attempt, (err) => err === reason);
-      assert.ok(Date.now() - started < 2_000, 'the request stops at the abort');
       assert.equal(fake.seen('/v1/chat/completions').length, 1, 'an aborted call is not retried');
     } finally {
       await egress.close();

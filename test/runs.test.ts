@@ -10,6 +10,7 @@ import { assertError } from './support/assertions.js';
 import { waitUntil } from './support/processes.js';
 import { balance, drain, failedJob, getJob, run } from './support/jobs.js';
 import { SPEC_OPERATION_WEIGHTS } from './support/spec-weights.js';
+import { gateAdapter } from './support/gates.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
 import { findOperation } from '../src/operations/registry.js';
 import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
@@ -421,9 +422,14 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const key = randomUUID();
-    const started = Date.now();
-    const res = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
-    assert.ok(Date.now() - started < 10_000, 'answered at the timeout, not after the provider');
+    // The provider never answers (held until the test ends): only the run's deadline can end it.
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: true });
+    let res;
+    try {
+      res = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
+    } finally {
+      gate.restore();
+    }
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
     assert.deepEqual({ kind: data.kind, status: data.status, errorCode: data.errorCode, result: data.result }, { kind: 'result', status: 'failed', errorCode: 'PROVIDER_TIMEOUT', result: null });
@@ -446,19 +452,24 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
   test('a synchronous job whose lease expired (its process died) fails with WORKER_LOST instead of running again in a worker', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
-    const pending = run(ctx, t, 'chat.generate', SLOW_CHAT(30_000));
-    let job: { id: string } | undefined;
-    for (let i = 0; i < 100 && !job; i++) {
-      job = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).where('status', '=', 'processing').executeTakeFirst();
-      if (!job) await new Promise((r) => setTimeout(r, 10));
+    // The provider call is held, deaf to the run's real 1 s deadline, until the recovery is done:
+    // the process "died" with the job processing, whatever the machine's speed.
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: false });
+    let res;
+    try {
+      const pending = run(ctx, t, 'chat.generate', SLOW_CHAT(0));
+      const jobId = await gate.reached;
+      assert.equal((await getJob(ctx, t, jobId)).status, 'processing', 'the synchronous job is processing');
+      ctx.clock.advance(ctx.config.jobLeaseMs + 1);
+      await drain(ctx);
+      const after = await getJob(ctx, t, jobId);
+      assert.equal(after.status, 'failed');
+      assert.equal(after.errorCode, 'WORKER_LOST');
+      gate.open();
+      res = await pending;
+    } finally {
+      gate.restore();
     }
-    assert.ok(job, 'the synchronous job is processing');
-    ctx.clock.advance(ctx.config.jobLeaseMs + 1);
-    await drain(ctx);
-    const after = await getJob(ctx, t, job.id);
-    assert.equal(after.status, 'failed');
-    assert.equal(after.errorCode, 'WORKER_LOST');
-    const res = await pending;
     assert.equal(res.json().data.status, 'failed', 'the fenced-out request reports what the job became');
     assert.equal(res.json().data.errorCode, 'WORKER_LOST');
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);

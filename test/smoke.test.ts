@@ -127,7 +127,8 @@ function startProcess(args: string[], env: Record<string, string>): Proc {
     lines,
     stderr,
     exit,
-    waitFor(match, timeoutMs = 20_000) {
+    // A state wait (resolves at the line): a start on a loaded 2-core machine can take tens of seconds.
+    waitFor(match, timeoutMs = 120_000) {
       const seen = lines.find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((res, rej) => {
@@ -286,7 +287,8 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     const revoke = runCli(['keys', 'revoke', '--key', keyId], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
     assert.equal(revoke.status, 0, revoke.stderr);
     const headers = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId };
-    const deadline = Date.now() + 2000;
+    // A state wait (ends at the first 401): patient enough for a loaded machine.
+    const deadline = Date.now() + 30_000;
     let status = 0;
     while (Date.now() < deadline) {
       status = (await fetch(`${base}/v1/usage`, { headers })).status;
@@ -299,7 +301,7 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
   test('a second server on the same DATA_DIR exits non-zero with the lock message', async () => {
     assert.ok(server, 'first server running');
     const second = startProcess(['serve'], { PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN });
-    const code = await withTimeout(second.exit, 20_000, 'second server exit');
+    const code = await withTimeout(second.exit, 120_000, 'second server exit');
     assert.notEqual(code, 0);
     assert.equal(code, 78);
     const stderr = second.stderr.join('');

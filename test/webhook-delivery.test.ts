@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { HttpsReceiver } from './support/https-receiver.js';
+import { waitUntil } from './support/processes.js';
 import { advancePastNextAttempt, createHook, verifySignature as verify, deliveryRows, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from './webhook-support.js';
 import { claimDeliveries, refreshWebhookState, type ClaimedDelivery } from '../src/modules/webhooks/delivery-claim.js';
 import { finishSucceeded } from '../src/modules/webhooks/delivery-store.js';
@@ -214,10 +215,11 @@ describeEachDatabase(
       receiver.reset();
       const hook = await createHook(ctx, receiver);
       await emit(ctx, hook.tenant.workspace.id);
-      receiver.reply({ status: 200, delayMs: 1500 });
-      const started = Date.now();
-      await worker(ctx).runOnce();
-      assert.ok(Date.now() - started < 1400, 'the attempt was cut at the deadline');
+      // The answer never comes while the attempt runs (held until the test releases it): only the
+      // 400 ms deadline of this worker can end the attempt.
+      receiver.reply({ status: 200, hold: true });
+      await worker(ctx, { timeoutMs: 400 }).runOnce();
+      receiver.release();
       const row = await onlyDelivery(ctx, hook.webhookId);
       assert.equal(row.status, 'pending');
       assert.equal(row.last_error_code, 'WEBHOOK_TIMEOUT');
@@ -315,10 +317,15 @@ describeEachDatabase(
       const hook = await createHook(ctx, receiver);
       const ids = new Set<string>();
       for (let i = 0; i < 6; i++) ids.add(await emit(ctx, hook.tenant.workspace.id));
-      receiver.reply(...Array.from({ length: 6 }, () => ({ status: 200, delayMs: 150 })));
-      const started = Date.now();
-      assert.equal(await worker(ctx).runOnce(), 6);
-      assert.ok(Date.now() - started < 6 * 150, 'attempts overlapped');
+      // Every answer is held until all six requests are at the receiver at once: attempts made one
+      // after another could never get there (counted at the receiver, not by elapsed time).
+      receiver.reply(...Array.from({ length: 6 }, () => ({ status: 200, hold: true })));
+      const sending = worker(ctx).runOnce();
+      await receiver.waitFor(6, 60_000);
+      assert.equal(receiver.inFlight, 6, 'six attempts in flight at once');
+      receiver.release();
+      assert.equal(await sending, 6);
+      assert.equal(receiver.peakInFlight, 6);
       assert.deepEqual(new Set(receiver.requests.map((r) => r.headers['service-event-id'])), ids);
       assert.equal(receiver.requests.length, 6);
     });
@@ -332,15 +339,15 @@ describeEachDatabase(
       running.start();
       try {
         const eventId = await emit(ctx, hook.tenant.workspace.id);
-        await receiver.waitFor(1, 5000);
+        await receiver.waitFor(1, 60_000);
         assert.equal(receiver.requests[0]!.headers['service-event-id'], eventId);
-        for (let i = 0; i < 100 && (await onlyDelivery(ctx, hook.webhookId)).status !== 'succeeded'; i++) await new Promise((r) => setTimeout(r, 20));
-        assert.equal((await onlyDelivery(ctx, hook.webhookId)).status, 'succeeded');
-        // A slow receiver: the attempt is still on the wire when the worker stops.
-        receiver.reply({ status: 200, delayMs: 3000 });
+        await waitUntil(() => onlyDelivery(ctx, hook.webhookId), (row) => row.status === 'succeeded', 'the delivery to succeed', 60_000, 20);
+        // A receiver that has not answered: the attempt is still on the wire when the worker stops.
+        receiver.reply({ status: 200, hold: true });
         const second = await emit(ctx, hook.tenant.workspace.id);
-        await receiver.waitFor(2, 5000);
+        await receiver.waitFor(2, 60_000);
         await running.stop(50);
+        receiver.release();
         const row = (await deliveryRows(ctx, hook.webhookId)).find((r) => r.event_id === second)!;
         assert.equal(row.status, 'pending', 'given back, due at once');
         assert.equal(row.lease_owner, null);

@@ -1,6 +1,7 @@
 /** chat.generate: a chat completion. Synchronous; cost grows with input and output tokens. */
 import type { TSchema } from 'typebox';
-import { resultObject, inputObject, integer, list, num, str, type OperationContract } from './contract.js';
+import { resultObject, inputObject, integer, list, str, type OperationContract } from './contract.js';
+import { priceFromParams, type PriceParams } from '../providers/prices.js';
 
 const message = {
   type: 'object',
@@ -12,14 +13,13 @@ const message = {
   additionalProperties: false,
 } as unknown as TSchema;
 
-/** Rough token count of a text: one token per four characters, at least one. */
-function tokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4));
-}
-
-const INPUT_TOKEN_MC = 1;
-const OUTPUT_TOKEN_MC = 3;
-const BASE_MC = 20;
+/**
+ * The built-in price book's chat prices. They are priced by the same rule as a providers file's
+ * prices (src/providers/prices.ts, decisions.md section 5): the maximum bounds input tokens by the
+ * UTF-8 bytes of the messages plus a fixed allowance per message, never by a characters-per-token
+ * guess, so it is a true bound for any tokenizer.
+ */
+const BUILT_IN_PRICE: PriceParams = { baseMillicents: 20, inputTokenMillicents: 1, outputTokenMillicents: 3 };
 
 export const chatGenerate: OperationContract = {
   id: 'chat.generate',
@@ -54,14 +54,7 @@ export const chatGenerate: OperationContract = {
   ),
   mediaFields: [],
   produces: null,
-  price(input) {
-    const inTokens = list(input.messages).reduce<number>((sum, m) => sum + tokens(str((m as { content?: unknown }).content) ?? ''), 0);
-    const maxOut = num(input.maxTokens, 512);
-    return {
-      estimatedMillicents: BASE_MC + inTokens * INPUT_TOKEN_MC + Math.ceil(maxOut / 2) * OUTPUT_TOKEN_MC,
-      maximumMillicents: BASE_MC + inTokens * INPUT_TOKEN_MC + maxOut * OUTPUT_TOKEN_MC,
-    };
-  },
+  price: (input) => priceFromParams(BUILT_IN_PRICE, 'chat.generate', input, 0),
   steps: () => 1,
   mainText(input) {
     const messages = list(input.messages);

@@ -1,5 +1,6 @@
 /** speech.generate: text to speech; produces an audio file. */
 import { fileResult, resultObject, inputObject, oneOf, str, text, type OperationContract } from './contract.js';
+import { characterCount } from '../providers/prices.js';
 
 const PER_CHARACTER_MC = 3;
 
@@ -16,7 +17,8 @@ export const speechGenerate: OperationContract = {
   mediaFields: [],
   produces: 'audio',
   price(input) {
-    const cost = 100 + (str(input.text)?.length ?? 0) * PER_CHARACTER_MC;
+    // Characters as the contract counts them (Unicode code points: an emoji is one), as providers do.
+    const cost = 100 + characterCount(input.text) * PER_CHARACTER_MC;
     return { estimatedMillicents: cost, maximumMillicents: cost };
   },
   steps: () => 1,

@@ -165,6 +165,22 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
   { method: 'GET', url: '/v1/transactions', scope: 'billing:read', code: 'PUBLIC_TRANSACTIONS_LIST', points: 2 },
   { method: 'GET', url: '/v1/media', scope: 'media:read', code: 'PUBLIC_MEDIA_LIST', points: 2 },
   { method: 'POST', url: '/v1/media/upload', scope: 'media:write', code: 'PUBLIC_MEDIA_UPLOAD', points: 10, body: onePixelPngForm() },
+  {
+    method: 'GET',
+    url: '/v1/media/:mediaId',
+    scope: 'media:read',
+    code: 'PUBLIC_MEDIA_GET',
+    points: 1,
+    setup: async (ctx, t) => ({ url: `/v1/media/${await seedMedia(ctx, t)}` }),
+  },
+  {
+    method: 'GET',
+    url: '/v1/media/:mediaId/download',
+    scope: 'media:read',
+    code: 'PUBLIC_MEDIA_DOWNLOAD',
+    points: 2,
+    setup: async (ctx, t) => ({ url: `/v1/media/${await seedMedia(ctx, t)}/download` }),
+  },
   { method: 'GET', url: '/v1/events', scope: 'jobs:read', code: 'PUBLIC_EVENTS_LIST', points: 2 },
   { method: 'GET', url: '/v1/webhooks', scope: 'webhooks:read', code: 'PUBLIC_WEBHOOKS_LIST', points: 2 },
   {
@@ -229,6 +245,13 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
     },
   },
 ];
+
+/** A media item of the tenant's workspace, uploaded through POST /v1/media/upload. */
+async function seedMedia(ctx: TestContext, t: Tenant): Promise<string> {
+  const res = await ctx.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id }, payload: onePixelPngForm() });
+  if (res.statusCode !== 200) throw new Error(`seeding media: POST /v1/media/upload ${res.statusCode} ${res.body}`);
+  return res.json().data.id as string;
+}
 
 /** A multipart body holding a valid 1×1 PNG as the `file` part (light-my-request encodes FormData). */
 function onePixelPngForm(): FormData {

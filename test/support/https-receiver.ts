@@ -1,8 +1,9 @@
 /**
  * A real HTTPS webhook receiver on loopback for the delivery tests: node:https with the test-only
  * certificate of test/fixtures/tls (trusted by the test process through NODE_EXTRA_CA_CERTS), which
- * records every request and answers as the test programs it: a status, a delay, a dropped
- * connection or a redirect, one script entry per request (then 200).
+ * records every request and answers as the test programs it: a status, a delay, an answer held
+ * until the test releases it, a dropped connection or a redirect, one script entry per request
+ * (then 200). It counts the requests it is answering at once (`peakInFlight`).
  *
  * `*.localhost` names resolve to 127.0.0.1 while `useLocalhostNames()` is active: webhook
  * hostnames must be DNS names with two labels or more (a single label such as `localhost` can
@@ -51,13 +52,18 @@ export interface ReceivedRequest {
 }
 
 export type Reply =
-  | { status: number; delayMs?: number; location?: string; body?: string }
+  /** `hold`: the answer waits until `release()` (or the receiver is reset or closed): a gate, not a delay. */
+  | { status: number; delayMs?: number; hold?: boolean; location?: string; body?: string }
   | { drop: true };
 
 export class HttpsReceiver {
   readonly requests: ReceivedRequest[] = [];
   private script: Reply[] = [];
   private waiters: { n: number; resolve: () => void }[] = [];
+  private held: (() => void)[] = [];
+  /** Requests received and not yet answered, and the most there were at once (concurrency, counted where it happens). */
+  inFlight = 0;
+  peakInFlight = 0;
 
   private readonly server: Server;
 
@@ -67,6 +73,15 @@ export class HttpsReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
+        this.inFlight++;
+        this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
+        let answered = false;
+        const done = () => {
+          if (answered) return;
+          answered = true;
+          this.inFlight--;
+        };
+        res.on('close', done);
         this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
         for (const w of [...this.waiters]) {
           if (this.requests.length >= w.n) {
@@ -84,7 +99,8 @@ export class HttpsReceiver {
           res.writeHead(reply.status, { 'content-type': 'text/plain', ...(reply.location ? { location: reply.location } : {}) });
           res.end(reply.body ?? 'ok');
         };
-        if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
+        if (reply.hold) this.held.push(send);
+        else if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
         else send();
       });
     });
@@ -129,9 +145,18 @@ export class HttpsReceiver {
     this.script.push(...replies);
   }
 
+  /** Answers every held request now. */
+  release(): void {
+    const held = this.held;
+    this.held = [];
+    for (const send of held) send();
+  }
+
   reset(): void {
+    this.release();
     this.requests.length = 0;
     this.script = [];
+    this.peakInFlight = this.inFlight;
   }
 
   /** Resolves once `n` requests in all have arrived. */
@@ -144,6 +169,7 @@ export class HttpsReceiver {
   }
 
   async close(): Promise<void> {
+    this.release();
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
