@@ -29,6 +29,7 @@ import { AppError } from './http/errors.js';
 import type { RouteMeta } from './http/route-meta.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemRoutes } from './http/system-routes.js';
+import { catalogueRoutes } from './http/route-catalogue.js';
 import { workspaceRoutes } from './modules/accounts/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
@@ -48,22 +49,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export interface BuildAppOptions {
   /** Log one line per request (off in tests). */
   logRequests?: boolean;
-}
-
-/** A route as registered, for checks that every public route is documented. */
-export interface RouteEntry {
-  method: string;
-  url: string;
-  meta: RouteMeta | undefined;
-  /** The route's request and response schemas as declared (the MCP tools derive their inputs from them). */
-  schema?: Record<string, unknown>;
-}
-
-const routeCatalogs = new WeakMap<FastifyInstance, RouteEntry[]>();
-
-/** Every route registered on an app built by buildApp (HEAD twins excluded). */
-export function listRoutes(app: FastifyInstance): RouteEntry[] {
-  return [...(routeCatalogs.get(app) ?? [])];
 }
 
 /** Query parameters whose values never reach a log line (a key sent where it does not belong). */
@@ -272,15 +257,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       errorHandler(err, request, reply);
     },
   });
-  const catalog: RouteEntry[] = [];
-  routeCatalogs.set(app, catalog);
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) {
-      if (method === 'HEAD') continue;
-      catalog.push({ method, url: route.url, meta: (route.config as { meta?: RouteMeta } | undefined)?.meta, schema: route.schema as Record<string, unknown> | undefined });
-    }
-  });
+  catalogueRoutes(app);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { listRoutes } from '../src/app.js';
+import { listRoutes } from '../src/http/route-catalogue.js';
 import { MCP_UPLOAD_MAX_BASE64, routesWithoutTool } from '../src/mcp/tools.js';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { seedKey, seedTenant, type Tenant } from './support/seed.js';

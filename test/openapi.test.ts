@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { listRoutes } from '../src/app.js';
+import { listRoutes } from '../src/http/route-catalogue.js';
 import { describeEachDatabase } from './support/harness.js';
 import { PUBLIC_ENDPOINTS } from './support/endpoints.js';
 

@@ -133,9 +133,8 @@ export interface CacheEpochsTable {
   epoch: number;
 }
 
-import type { JobStatus } from '../modules/jobs/states.js';
-
-export type { JobStatus };
+/** The job statuses; their meaning and the changes between them: modules/jobs/states.ts. */
+export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 export interface JobsTable {
   id: string;

@@ -24,7 +24,7 @@ import {
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { listRoutes } from '../app.js';
+import { listRoutes } from '../http/route-catalogue.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';

@@ -8,7 +8,7 @@
  * upload, whose MCP counterpart takes the file as base64 (spec Rule 8: at most 60,000
  * characters; larger files go through REST, then their media id is passed to the tool).
  */
-import type { RouteEntry } from '../app.js';
+import type { RouteEntry } from '../http/route-catalogue.js';
 
 export const MCP_UPLOAD_MAX_BASE64 = 60_000;
 

@@ -38,7 +38,7 @@ import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishMoney
 import { isGuardFailure } from '../../db/guard.js';
 import { inSpendingOrder, planSettlement } from '../reservations/spending.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
-import type { FinishRequest } from './lifecycle.js';
+import type { FinishRequest } from './finish-rules.js';
 import { toMetadata } from './snapshot.js';
 import { TERMINAL_EVENT } from './states.js';
 import { finishFields, type FinishFields } from './finish-rules.js';

@@ -4,8 +4,42 @@
  * how they read and write.
  */
 import { sha256Hex } from '../../lib/crypto.js';
-import type { FinishRequest } from './lifecycle.js';
+import type { Transaction } from 'kysely';
+import type { Database, JobStatus } from '../../db/schema.js';
+import type { MediaRecord } from '../media/service.js';
 import type { JobRow } from './store.js';
+import type { TerminalStatus } from './states.js';
+
+type Trx = Transaction<Database>;
+
+/** Private worker state kept between steps and attempts. */
+export interface Checkpoint {
+  stepsDone: number;
+  state: Record<string, unknown>;
+  /** File references finished by steps, by result field. */
+  files: { field: string; index?: number; ref: Record<string, unknown> }[];
+  /** Cost of steps completed in the current attempt, not yet charged. */
+  attemptCost: number;
+}
+
+export interface FinishRequest {
+  /** The job's workspace (locked first; finishes of one workspace share a transaction). */
+  workspaceId: string;
+  status: TerminalStatus;
+  from: readonly JobStatus[];
+  leaseToken: number | null;
+  consumedMillicents: number;
+  errorCode?: string | null;
+  output?: Record<string, unknown> | null;
+  checkpoint?: Checkpoint;
+  /** Media items whose blobs the attempt wrote and whose rows are recorded with the finish. */
+  media?: MediaRecord[];
+  /**
+   * More writes that belong to the finish (a synchronous run's stored response), in its
+   * transaction, given the finished row. A finish with them is never batched.
+   */
+  alsoInFinish?: (trx: Trx, row: JobRow) => Promise<void>;
+}
 
 /** The columns a finish sets (besides updated_at_ms, version and cost_mc, which the write derives). */
 export type FinishFields = Pick<JobRow, 'status' | 'completed_at_ms' | 'lease_owner' | 'lease_expires_at_ms' | 'error_code'> &

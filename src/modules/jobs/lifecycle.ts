@@ -17,21 +17,14 @@ import { lockWorkspace } from '../../db/locking.js';
 import * as store from './store.js';
 import { batchableFinish, finishInBatch, FINISH_SINGLY } from './finish-batch.js';
 import { toMetadata } from './snapshot.js';
-import { finishFields } from './finish-rules.js';
+import { finishFields, type Checkpoint, type FinishRequest } from './finish-rules.js';
 import { isTerminal, TERMINAL_EVENT, type TerminalStatus } from './states.js';
 import type { JobRow } from './store.js';
 
+export type { Checkpoint, FinishRequest };
+
 type Trx = Transaction<Database>;
 
-/** Private worker state kept between steps and attempts. */
-export interface Checkpoint {
-  stepsDone: number;
-  state: Record<string, unknown>;
-  /** File references finished by steps, by result field. */
-  files: { field: string; index?: number; ref: Record<string, unknown> }[];
-  /** Cost of steps completed in the current attempt, not yet charged. */
-  attemptCost: number;
-}
 
 export function readCheckpoint(row: JobRow): Checkpoint {
   const cp = row.checkpoint_json ? (JSON.parse(row.checkpoint_json) as Partial<Checkpoint>) : {};
@@ -69,24 +62,6 @@ export async function changeJob(
   return row;
 }
 
-export interface FinishRequest {
-  /** The job's workspace (locked first; finishes of one workspace share a transaction). */
-  workspaceId: string;
-  status: TerminalStatus;
-  from: readonly JobStatus[];
-  leaseToken: number | null;
-  consumedMillicents: number;
-  errorCode?: string | null;
-  output?: Record<string, unknown> | null;
-  checkpoint?: Checkpoint;
-  /** Media items whose blobs the attempt wrote and whose rows are recorded with the finish. */
-  media?: MediaRecord[];
-  /**
-   * More writes that belong to the finish (a synchronous run's stored response), in its
-   * transaction, given the finished row. A finish with them is never batched.
-   */
-  alsoInFinish?: (trx: Trx, row: JobRow) => Promise<void>;
-}
 
 /**
  * Moves a job to a terminal status and settles its attempt in one transaction. Returns the new

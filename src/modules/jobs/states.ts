@@ -11,9 +11,10 @@
  * increments `lease_token`, so every earlier holder of the job can no longer write anything to it,
  * not even progress. A change made under the lease keeps the token.
  */
+import type { JobStatus } from '../../db/schema.js';
 import type { EventType } from '../events/store.js';
 
-export type JobStatus = 'pending' | 'processing' | 'completed' | 'failed' | 'cancelled';
+export type { JobStatus };
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
 
 export const JOB_STATUSES: readonly JobStatus[] = ['pending', 'processing', 'completed', 'failed', 'cancelled'];
