@@ -30,11 +30,20 @@ export interface Checkpoint {
   files: { field: string; index?: number; ref: Record<string, unknown> }[];
   /** Cost of steps completed in the current attempt, not yet charged. */
   attemptCost: number;
+  /** The provider (its name in the providers file) and model of the latest attempt; operators read them (admin job reads). */
+  provider?: string;
+  model?: string | null;
 }
 
 export function readCheckpoint(row: JobRow): Checkpoint {
   const cp = row.checkpoint_json ? (JSON.parse(row.checkpoint_json) as Partial<Checkpoint>) : {};
-  return { stepsDone: cp.stepsDone ?? 0, state: cp.state ?? {}, files: cp.files ?? [], attemptCost: cp.attemptCost ?? 0 };
+  return {
+    stepsDone: cp.stepsDone ?? 0,
+    state: cp.state ?? {},
+    files: cp.files ?? [],
+    attemptCost: cp.attemptCost ?? 0,
+    ...(cp.provider !== undefined ? { provider: cp.provider, model: cp.model ?? null } : {}),
+  };
 }
 
 export class LeaseLostError extends Error {
