@@ -1932,7 +1932,7 @@ const changeBodyArb = {
 };
 
 describeEachDatabase('admin reads and changes fuzz', (get) => {
-  test(`admin rule: random path ids, queries and bodies on the operator's reads and changes never give a 5xx; every refusal is a registered error that writes nothing; reads write nothing and never show a secret; accepted adjustments keep the ledger invariants and rolls give a working secret (${runs(1)} runs)`, async (t) => {
+  test(`admin rule: random path ids, queries and bodies on the operator's reads and changes never give a 5xx; every refusal is a registered error that writes nothing; reads write nothing and never show a secret; accepted adjustments keep the ledger invariants and rolls give a working secret (${runs(0.5, 20)} runs)`, async (t) => {
     const ctx = get();
     const a = await seedTenant(ctx.deps, { credits: 2_000_000 });
     const b = await seedTenant(ctx.deps, { credits: 50_000 });
@@ -2033,9 +2033,9 @@ describeEachDatabase('admin reads and changes fuzz', (get) => {
           assert.equal(row.secret_hash, before.api_keys.get(canon(ids[0]))!.secret_hash, 'an update never changes the secret');
         }
       }),
-      { numRuns: runs(1) },
+      { numRuns: runs(0.5, 20) },
     );
     t.diagnostic(`outcomes: ${JSON.stringify(Object.fromEntries(Object.entries(stats).sort()))}`);
-    assert.ok(Object.keys(stats).filter((k) => k.endsWith(':OK')).length >= Math.min(8, runs(1) / 10), JSON.stringify(stats));
+    assert.ok(Object.keys(stats).filter((k) => k.endsWith(':OK')).length >= Math.min(6, runs(0.5, 20) / 10), JSON.stringify(stats));
   });
 });
