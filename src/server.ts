@@ -100,7 +100,7 @@ export async function runServer(config: Config): Promise<void> {
     },
     'service started',
   );
-  await logProviders(deps);
+  logProviders(deps);
 
   shutdown = async (signal: string) => {
     if (closing) return;
@@ -131,14 +131,30 @@ export async function runServer(config: Config): Promise<void> {
 }
 
 /** One line on what does the paid work: a warning when nothing real does, else the operation map. */
-async function logProviders(deps: Deps): Promise<void> {
-  const { providers, log, config } = deps;
-  // Which local engines this machine could run (probed at start-up when the file maps one).
-  const engines = Object.keys(providers.engines).length > 0 ? providers.engines : await probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
-  log.info(
+/** A moment after start-up: the probe's child processes must not compete with it (issue 19). */
+const ENGINE_PROBE_DELAY_MS = 2000;
+
+function logEngines(deps: Deps, engines: Awaited<ReturnType<typeof probeEngines>>): void {
+  deps.log.info(
     { engines: Object.fromEntries(Object.entries(engines).map(([name, info]) => [name, `${info.path}: ${info.version}`])) },
     `local engine programs found: ${Object.keys(engines).join(', ') || 'none'} (ffmpeg and espeak-ng come from the Debian packages ffmpeg and espeak-ng)`,
   );
+}
+
+function logProviders(deps: Deps): void {
+  const { providers, log, config } = deps;
+  // Which local engines this machine could run: probed at start-up when the file maps one (and
+  // known now), else probed for this log line alone, in the background after start-up.
+  if (Object.keys(providers.engines).length > 0) {
+    logEngines(deps, providers.engines);
+  } else {
+    const timer = setTimeout(() => {
+      probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath })
+        .then((engines) => logEngines(deps, engines))
+        .catch((err: unknown) => log.warn({ err }, 'could not probe the local engine programs'));
+    }, ENGINE_PROBE_DELAY_MS);
+    timer.unref();
+  }
   if (providers.allSimulated) {
     log.warn('no PROVIDERS_FILE: every paid operation except link.preview runs on the simulated provider (no real work, still charged)');
     return;

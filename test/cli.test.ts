@@ -20,6 +20,7 @@ import { loadConfig, resolveSecretKey, type Config } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { findMemberRole } from '../src/modules/accounts/store.js';
 import { readAuthEpoch } from '../src/modules/auth/store.js';
+import { sha256Hex } from '../src/lib/crypto.js';
 import * as billingStore from '../src/modules/billing/store.js';
 import { findDomain } from '../src/modules/domains/store.js';
 import { readProviderKey } from '../src/modules/provider-keys/service.js';
@@ -374,6 +375,81 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       refused(await cli(config, 'keys', 'revoke', '--key', '01890000-0000-7000-8000-000000000000'), 'NOT_FOUND');
       usageError(await cli(config, 'keys', 'revoke', '--key', 'abc'), /--key must match format "uuid"/);
       usageError(await cli(config, 'keys', 'revoke'), /--key is required/);
+    });
+
+    test('cli reads: list and get of users, orgs, workspaces, keys, jobs, transactions, webhooks and provider keys print the admin JSON, page with --limit/--cursor and print no secret', async () => {
+      const owner = await newUser();
+      const ws = await newWorkspace(owner.id);
+      json(await cli(config, 'credits', 'grant', '--workspace', ws.id, '--amount', '500000'));
+      const created = json(await cli(config, 'keys', 'create', '--user', owner.id, '--workspace', ws.id));
+      const second = json(await cli(config, 'keys', 'create', '--user', owner.id, '--workspace', ws.id));
+      const org = json(await cli(config, 'orgs', 'create', '--name', 'Readers', '--owner', owner.id)).organization;
+      json(await cli(config, 'provider-keys', 'set', '--workspace', ws.id, '--provider', 'openai', '--api-key', 'sk-cli-read-secret-0123456789'));
+      await refreshAuth();
+      const queued = await app.inject({ method: 'POST', url: '/v1/runs', headers: { authorization: `Bearer ${created.secret}`, 'x-service-workspace': ws.id, 'idempotency-key': 'cli-read-1' }, payload: { operationId: 'image.generate', input: { prompt: 'cli [sim:delay=1]' } } });
+      assert.equal(queued.statusCode, 202, queued.body);
+      const jobId = queued.json().data.jobId;
+      const secrets = [created.secret, second.secret, 'sk-cli-read-secret-0123456789', sha256Hex(created.secret)];
+      const outputs: string[] = [];
+      const read = async (...argv: string[]) => {
+        const r = await cli(config, ...argv);
+        outputs.push(r.stdout);
+        return json(r);
+      };
+      assert.equal((await read('users', 'get', '--user', owner.id)).user.email, owner.email);
+      assert.deepEqual((await read('orgs', 'get', '--org', org.id)).members.map((m: any) => [m.userId, m.role]), [[owner.id, 'owner']]);
+      const detail = await read('workspaces', 'get', '--workspace', ws.id);
+      assert.equal(detail.balance.totalMillicents, 500_000);
+      assert.ok(detail.balance.reservedMillicents > 0);
+      const page1 = await read('keys', 'list', '--workspace', ws.id, '--limit', '1');
+      assert.deepEqual(page1.items.map((k: any) => k.id), [second.key.id]);
+      const page2 = await read('keys', 'list', '--workspace', ws.id, '--limit', '1', '--cursor', page1.nextCursor);
+      assert.deepEqual(page2.items.map((k: any) => k.id), [created.key.id]);
+      assert.equal(page2.nextCursor, null);
+      assert.deepEqual((await read('keys', 'list', '--user', owner.id)).items.map((k: any) => k.id), [second.key.id, created.key.id]);
+      assert.equal((await read('keys', 'get', '--key', created.key.id)).key.prefix, created.key.prefix);
+      const jobs = await read('jobs', 'list', '--workspace', ws.id);
+      assert.deepEqual(jobs.items.map((j: any) => [j.id, j.status, j.keyId, j.funding]), [[jobId, 'pending', created.key.id, 'credits']]);
+      assert.equal((await read('jobs', 'get', '--job', jobId)).job.input.prompt, 'cli [sim:delay=1]');
+      assert.deepEqual((await read('transactions', 'list', '--workspace', ws.id)).items.map((e: any) => [e.type, e.amountMillicents]), [['purchase', 500_000]]);
+      assert.deepEqual((await read('webhooks', 'list', '--workspace', ws.id)).items, []);
+      assert.deepEqual((await read('provider-keys', 'list', '--workspace', ws.id)).items.map((k: any) => k.provider), ['openai']);
+      assert.ok((await read('users', 'list', '--limit', '100')).items.some((u: any) => u.id === owner.id));
+      assert.ok((await read('workspaces', 'list')).items.length >= 1);
+      assert.ok((await read('orgs', 'list')).items.some((o: any) => o.id === org.id));
+      for (const out of outputs) for (const secret of secrets) assert.ok(!out.includes(secret), 'no read prints a secret or hash');
+      // A cursor of another list, a bad limit and a missing scope exit 1 or 2.
+      refused(await cli(config, 'jobs', 'list', '--workspace', ws.id, '--cursor', page1.nextCursor), 'INVALID_CURSOR');
+      usageError(await cli(config, 'users', 'list', '--limit', '0'), /--limit must be >= 1/);
+      usageError(await cli(config, 'keys', 'list'), /exactly one of --workspace or --user/);
+      refused(await cli(config, 'workspaces', 'get', '--workspace', '01890000-0000-7000-8000-000000000000'), 'NOT_FOUND');
+    });
+
+    test('cli changes: keys update and roll (old secret refused after the overlap), credits adjust (refund and debit, never below spendable)', async () => {
+      const owner = await newUser();
+      const ws = await newWorkspace(owner.id);
+      json(await cli(config, 'credits', 'grant', '--workspace', ws.id, '--amount', '10000'));
+      const created = json(await cli(config, 'keys', 'create', '--user', owner.id, '--workspace', ws.id));
+      const updated = json(await cli(config, 'keys', 'update', '--key', created.key.id, '--scopes', 'jobs:read,usage:read', '--budget', 'daily=5000', '--ip-range', 'none', '--expires', 'none'));
+      assert.deepEqual(updated.key.scopes, ['jobs:read', 'usage:read']);
+      assert.equal(updated.key.budgets.dailyMillicents, 5000);
+      usageError(await cli(config, 'keys', 'update', '--key', created.key.id), /at least one change/);
+      const kept = json(await cli(config, 'keys', 'roll', '--key', created.key.id, '--overlap', '3600'));
+      assert.equal((await usage(created.secret, ws.id)).statusCode, 200, 'old secret within the overlap');
+      assert.equal((await usage(kept.secret, ws.id)).statusCode, 200);
+      const rolled = json(await cli(config, 'keys', 'roll', '--key', created.key.id, '--overlap', '0'));
+      assert.equal((await usage(kept.secret, ws.id)).statusCode, 401, 'overlap 0: refused at once');
+      assert.equal((await usage(created.secret, ws.id)).statusCode, 401);
+      assert.equal((await usage(rolled.secret, ws.id)).statusCode, 200);
+      usageError(await cli(config, 'keys', 'roll', '--key', created.key.id, '--overlap=-1'), /--overlap must be >= 0/);
+      const refund = json(await cli(config, 'credits', 'adjust', '--workspace', ws.id, '--amount', '2500', '--reason', 'outage refund', '--provenance', 'refund'));
+      assert.equal(refund.balance.spendableMillicents, 12_500);
+      const debit = json(await cli(config, 'credits', 'adjust', '--workspace', ws.id, '--amount=-12000', '--reason', 'chargeback'));
+      assert.equal(debit.balance.spendableMillicents, 500);
+      assert.ok(debit.adjustment.transactions.every((e: any) => e.type === 'adjustment' && e.reason === 'chargeback'));
+      refused(await cli(config, 'credits', 'adjust', '--workspace', ws.id, '--amount=-501', '--reason', 'too much'), 'INSUFFICIENT_CREDITS');
+      usageError(await cli(config, 'credits', 'adjust', '--workspace', ws.id, '--amount', '0', '--reason', 'zero'), /--amount/);
+      await assertLedgerInvariants(deps, ws.id);
     });
 
     test('cli command line: unknown commands, unknown options, options of another command and stray arguments exit 2', async () => {

@@ -111,6 +111,34 @@ describeEachDatabase('event feed', (get) => {
     assert.equal(media.data.media.mimeType, 'image/png');
   });
 
+  test('events createdAt: stamped inside the writing transaction, so it never runs backwards along the feed, even for an upload whose blob took long to store while another event committed', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const { cursor } = await readAll(ctx, t);
+    const queued = await run(ctx, t, 'music.generate', MUSIC('[sim:delay=1]'));
+    assert.equal(queued.statusCode, 202, queued.body);
+    const jobId = queued.json().data.jobId;
+    // While the upload's blob is being stored (10 s on the clock), a cancel commits its event.
+    const putFile = ctx.deps.blobs.putFile.bind(ctx.deps.blobs);
+    ctx.deps.blobs.putFile = async (key, path, meta) => {
+      ctx.clock.advance(10_000);
+      assert.equal((await call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200);
+      ctx.clock.advance(1_000);
+      return putFile(key, path, meta);
+    };
+    try {
+      await uploadPng(ctx, t);
+    } finally {
+      ctx.deps.blobs.putFile = putFile;
+    }
+    const items = await eventsAfter(ctx, t, cursor, 2);
+    assert.deepEqual(items.map((e) => e.type), ['job.cancelled', 'media.created']);
+    const [cancelled, media] = items.map((e) => Date.parse(e.createdAt));
+    assert.ok(media! >= cancelled!, `createdAt along the feed: ${items.map((e) => e.createdAt).join(' then ')}`);
+    // The media item keeps the time its upload began; the event is when it was recorded.
+    assert.ok(Date.parse(items[1].data.media.createdAt) < cancelled!);
+  });
+
   test('events paging: limit bounds the page, the cursor round trip visits every event once, in order', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);

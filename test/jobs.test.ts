@@ -66,7 +66,7 @@ describeEachDatabase('job lifecycle', (get) => {
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
-  test('retry rules: only failed jobs (409 JOB_NOT_RETRYABLE), Idempotency-Key required, replay with the same key', async () => {
+  test('retry rules: only failed jobs (409 JOB_NOT_RETRYABLE), Idempotency-Key required (over 128 characters 400 INVALID_REQUEST), replay with the same key', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const ok = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
@@ -76,6 +76,9 @@ describeEachDatabase('job lifecycle', (get) => {
     await drain(ctx);
     const noKey = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: t.secret, workspaceId: t.workspace.id });
     assert.equal(noKey.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+    const longKey = await retry(ctx, t, failed, 'r'.repeat(129) as ReturnType<typeof randomUUID>);
+    assert.equal(longKey.statusCode, 400);
+    assert.equal(longKey.json().code, 'INVALID_REQUEST', 'an over-long key was given: a malformed header, not a missing one');
     const key = randomUUID();
     const first = await retry(ctx, t, failed, key);
     const replay = await retry(ctx, t, failed, key);

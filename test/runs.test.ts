@@ -281,14 +281,20 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal((await balance(ctx, t)).reservedMillicents, 3 * MUSIC_MAX);
   });
 
-  test('Rule 4: Idempotency-Key is required (400 IDEMPOTENCY_KEY_REQUIRED); over 128 characters refused', async () => {
+  test('Rule 4: Idempotency-Key is required (400 IDEMPOTENCY_KEY_REQUIRED); one over 128 characters is a malformed header (400 INVALID_REQUEST)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const missing = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'chat.generate', input: CHAT } });
     assert.equal(missing.statusCode, 400);
     assert.equal(missing.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+    const empty = await run(ctx, t, 'chat.generate', CHAT, '');
+    assert.equal(empty.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
     const long = await run(ctx, t, 'chat.generate', CHAT, 'k'.repeat(129));
-    assert.equal(long.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
+    assert.equal(long.statusCode, 400);
+    assert.equal(long.json().code, 'INVALID_REQUEST');
+    assert.deepEqual(long.json().details, { header: 'Idempotency-Key', maxLength: 128 });
+    const longest = await run(ctx, t, 'chat.generate', CHAT, 'k'.repeat(128));
+    assert.equal(longest.statusCode, 200, longest.body);
   });
 
   test('Rule 4: same key and same request replays the stored response with Idempotent-Replayed, charges nothing and costs 1 point', async () => {

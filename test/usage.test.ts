@@ -294,6 +294,7 @@ describeEachDatabase('usage points', (get) => {
       ['/v1/runs', { operationId: 'chat.generate', input: { messages: 'nope' } }, undefined, 'INVALID_INPUT'],
       ['/v1/runs', { operationId: 'no.such', input: {} }, undefined, 'UNKNOWN_OPERATION'],
       ['/v1/runs', { operationId: 'chat.generate', input: CHAT }, null, 'IDEMPOTENCY_KEY_REQUIRED'],
+      ['/v1/runs', { operationId: 'chat.generate', input: CHAT }, 'k'.repeat(129), 'INVALID_REQUEST'],
       ['/v1/runs', { operationId: 'background.remove', input: { mediaId: randomUUID() } }, undefined, 'INVALID_INPUT'],
       [`/v1/jobs/${randomUUID()}/retry`, undefined, undefined, 'NOT_FOUND'],
     ];

@@ -15,6 +15,7 @@ import { OPERATION_IDS } from '../operations/ids.js';
 import { budgets, checked, csv, int, limits, single, UsageError, type OptionName, type Values } from './cli-input.js';
 import * as P from './present.js';
 import * as S from './schemas.js';
+import { READ_COMMANDS } from './cli-reads.js';
 
 /** A result printed as it is rather than as JSON. */
 export class Text {
@@ -213,6 +214,8 @@ export const COMMANDS: Record<string, Command<unknown>> = {
     parse: (v) => checked(S.IdParams, { id: v.key }, { id: '--key' }),
     run: async (deps, params) => ({ key: P.presentKey(await revokeKey(deps, params.id)) }),
   }),
+
+  ...READ_COMMANDS,
 };
 
 interface QuickstartInput {

@@ -34,6 +34,11 @@ export const OPTIONS = {
   transports: { type: 'string' },
   'ip-range': { type: 'string', multiple: true },
   key: { type: 'string' },
+  job: { type: 'string' },
+  webhook: { type: 'string' },
+  overlap: { type: 'string' },
+  reason: { type: 'string' },
+  cursor: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

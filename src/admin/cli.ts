@@ -35,6 +35,15 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   keys create --user USER_ID --workspace ID... [--scopes all|a,b] [--operations all|a,b] [--transports rest,mcp]
               [--expires ISO] [--ip-range CIDR]... [--budget daily|weekly|monthly=MILLICENTS]...
   keys revoke --key KEY_ID
+  keys update --key KEY_ID [--scopes all|a,b] [--operations all|none|a,b] [--transports rest,mcp] [--expires ISO|none]
+              [--ip-range CIDR|none]... [--budget daily|weekly|monthly=MILLICENTS|none]...
+  keys roll --key KEY_ID --overlap SECONDS  new secret (shown once); the old one works SECONDS more
+  credits adjust --workspace ID --amount=[-]MILLICENTS --reason TEXT [--provenance P] [--expires ISO]
+  users get --user ID | orgs get --org ID | workspaces get --workspace ID | keys get --key ID | jobs get --job ID
+  users list | orgs list | workspaces list | keys list (--workspace ID | --user ID) | jobs list --workspace ID
+  transactions list --workspace ID | webhooks deliveries --workspace ID --webhook ID
+                                       lists: newest first, [--limit N] [--cursor C], print {items, nextCursor}
+  webhooks list --workspace ID | provider-keys list --workspace ID
   help                                 this text
 
 Exit codes: 0 done, 1 refused (error CODE: message on stderr), 2 wrong command line.

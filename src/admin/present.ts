@@ -58,6 +58,8 @@ export const presentKey = (k: ApiKey) => ({
   budgets: k.budgets,
   createdAt: toIso(k.createdAt),
   revokedAt: toIso(k.revokedAt),
+  suspendedUntil: toIso(k.suspendedUntil),
+  previousSecretExpiresAt: toIso(k.previousSecretExpiresAt ?? null),
 });
 export const presentNotification = (n: Notification) => ({
   id: n.id,

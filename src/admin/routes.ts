@@ -17,6 +17,7 @@ import { listWorkspaceNotifications } from '../modules/notifications/service.js'
 import { setProviderKey } from '../modules/provider-keys/service.js';
 import * as S from './schemas.js';
 import * as P from './present.js';
+import { adminReadRoutes } from './read-routes.js';
 
 type Handler<B, Params> = (request: FastifyRequest<{ Body: B; Params: Params }>) => Promise<unknown>;
 
@@ -136,4 +137,7 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
   post('/admin/v1/keys/:id/revoke', 'ADMIN_KEYS_REVOKE', 'API key revoked.', { params: S.IdParams, body: S.EmptyBody, response: Type.Object({ key: S.KeySchema }) }, async (r) => ({
     key: P.presentKey(await revokeKey(deps, r.params.id)),
   }));
+
+  // Reads, key update and roll, credit adjustments (decisions.md section 6).
+  await adminReadRoutes(app, deps);
 }

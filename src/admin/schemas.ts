@@ -17,7 +17,7 @@ const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Typ
 const PositiveMillicents = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const NullablePositiveMillicents = Type.Union([PositiveMillicents, Type.Null()]);
 
-const ID_PROPERTIES = new Set(['id', 'userId', 'ownerUserId', 'organizationId']);
+const ID_PROPERTIES = new Set(['id', 'userId', 'ownerUserId', 'organizationId', 'webhookId']);
 const canonicalId = (v: unknown) => (typeof v === 'string' ? v.toLowerCase().replace(/^urn:uuid:/, '') : v);
 
 /**
@@ -184,6 +184,9 @@ export const KeySchema = Type.Object({
   budgets: Ceilings,
   createdAt: Timestamp,
   revokedAt: NullableTimestamp,
+  suspendedUntil: NullableTimestamp,
+  /** When the secret the last roll replaced stops (or stopped) working; null for a key never rolled. */
+  previousSecretExpiresAt: NullableTimestamp,
 });
 
 /** GET /admin/v1/workspaces/{id}/notifications: a bounded page, newest first. */

@@ -57,6 +57,9 @@ export interface ApiKeysTable {
   created_at_ms: number;
   revoked_at_ms: number | null;
   suspended_until_ms: number | null;
+  /** SHA-256 hex of the secret a roll replaced; accepted until previous_secret_expires_at_ms (migration 0011). */
+  previous_secret_hash: Generated<string | null>;
+  previous_secret_expires_at_ms: Generated<number | null>;
 }
 
 export interface ApiKeyWorkspacesTable {
@@ -88,6 +91,9 @@ export interface CreditTransactionsTable {
   job_id: string | null;
   execution_origin: string | null;
   created_at_ms: number;
+  /** Operator adjustments only (migration 0011): why, and where the money came from or went. */
+  reason: Generated<string | null>;
+  provenance: Generated<string | null>;
 }
 
 export interface CreditHoldsTable {

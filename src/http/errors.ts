@@ -57,7 +57,16 @@ export interface AppErrorOptions {
   /** Seconds; sent as Retry-After. */
   retryAfter?: number;
   headers?: Record<string, string>;
+  /**
+   * Another status than the registry's, only where the shared spec fixes one for this use of the
+   * code: the admin credit adjustment's 409 INSUFFICIENT_CREDITS (decisions.md section 6; the
+   * public API's is 402). See EXTRA_STATUSES.
+   */
+  status?: number;
 }
+
+/** Statuses a code may have beside its registered one, each fixed by the shared spec. */
+export const EXTRA_STATUSES: Partial<Record<ErrorCode, readonly number[]>> = { INSUFFICIENT_CREDITS: [409] };
 
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -76,7 +85,7 @@ export class AppError extends Error {
     Error.stackTraceLimit = limit;
     this.name = 'AppError';
     this.code = code;
-    this.status = status;
+    this.status = options.status !== undefined && EXTRA_STATUSES[code]?.includes(options.status) ? options.status : status;
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers;

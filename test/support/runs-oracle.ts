@@ -256,8 +256,10 @@ function expectedJson(f: Fixture, r: Req): Expected {
     const joined = expectedJson(f, { ...r, idempotencyKey: r.idempotencyKey.join(', ') });
     return { ...joined, refuse: [...new Set([...joined.refuse, 'INVALID_REQUEST', 'IDEMPOTENCY_KEY_REQUIRED'])] };
   }
-  // decisions.md 1: runs require an Idempotency-Key of 1 to 128 characters.
-  if (r.endpoint === 'runs' && (r.idempotencyKey === undefined || r.idempotencyKey.length < 1 || r.idempotencyKey.length > 128)) return refuse('IDEMPOTENCY_KEY_REQUIRED');
+  // decisions.md 1: runs require an Idempotency-Key (400 IDEMPOTENCY_KEY_REQUIRED when missing);
+  // spec: 1 to 128 characters, so a longer key was given but is a malformed header (400 INVALID_REQUEST).
+  if (r.endpoint === 'runs' && (r.idempotencyKey === undefined || r.idempotencyKey.length < 1)) return refuse('IDEMPOTENCY_KEY_REQUIRED');
+  if (r.endpoint === 'runs' && r.idempotencyKey!.length > 128) return refuse('INVALID_REQUEST');
   if (!(OPERATION_IDS as string[]).includes(operationId)) return refuse('UNKNOWN_OPERATION');
   const op = operationId as OperationId;
   if (!r.caller.operations.includes(op)) return refuse('FORBIDDEN_OPERATION');

@@ -10,6 +10,7 @@ import * as eventRetention from './0007-event-retention.js';
 import * as allocationHotUpdates from './0008-allocation-hot-updates.js';
 import * as retryCostBound from './0009-retry-cost-bound.js';
 import * as streamSlotsByKey from './0010-stream-slots-by-key.js';
+import * as keyRollAndAdjustments from './0011-key-roll-and-adjustments.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0008-allocation-hot-updates': allocationHotUpdates,
   '0009-retry-cost-bound': retryCostBound,
   '0010-stream-slots-by-key': streamSlotsByKey,
+  '0011-key-roll-and-adjustments': keyRollAndAdjustments,
 };

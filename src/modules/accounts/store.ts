@@ -169,3 +169,66 @@ export async function updateWorkspace(db: Db, ws: Workspace): Promise<void> {
     .where('id', '=', ws.id)
     .execute();
 }
+
+// ---- operator reads (admin API): newest first, keyset pages by id ------------------------------
+
+export async function pageUsers(db: Db, beforeId: string | undefined, limit: number): Promise<User[]> {
+  let q = db.selectFrom('users').selectAll();
+  if (beforeId) q = q.where('id', '<', beforeId);
+  return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toUser);
+}
+
+export async function pageOrganizations(db: Db, beforeId: string | undefined, limit: number): Promise<Organization[]> {
+  let q = db.selectFrom('organizations').selectAll();
+  if (beforeId) q = q.where('id', '<', beforeId);
+  return (await q.orderBy('id', 'desc').limit(limit).execute()).map((r) => ({ id: r.id, name: r.name, createdAt: Number(r.created_at_ms) }));
+}
+
+export async function pageWorkspaces(db: Db, beforeId: string | undefined, limit: number): Promise<Workspace[]> {
+  let q = db.selectFrom('workspaces').selectAll();
+  if (beforeId) q = q.where('id', '<', beforeId);
+  return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toWorkspace);
+}
+
+export interface Member {
+  organizationId: string;
+  userId: string;
+  email: string;
+  name: string;
+  role: MemberRole;
+  createdAt: number;
+}
+
+/** The members of an organization with who they are, owners first, then by user id. */
+export async function listMembers(db: Db, organizationId: string): Promise<Member[]> {
+  const rows = await db
+    .selectFrom('organization_members')
+    .innerJoin('users', 'users.id', 'organization_members.user_id')
+    .select(['organization_members.organization_id', 'organization_members.user_id', 'organization_members.role', 'organization_members.created_at_ms', 'users.email', 'users.name'])
+    .where('organization_members.organization_id', '=', organizationId)
+    .orderBy('organization_members.user_id')
+    .execute();
+  const rank = { owner: 0, admin: 1, member: 2 } as const;
+  return rows
+    .map((r) => ({ organizationId: r.organization_id, userId: r.user_id, email: r.email, name: r.name, role: r.role, createdAt: Number(r.created_at_ms) }))
+    .sort((a, b) => rank[a.role] - rank[b.role]);
+}
+
+/** The organizations a user belongs to, with the role. */
+export async function listMemberships(db: Db, userId: string): Promise<{ organizationId: string; name: string; role: MemberRole }[]> {
+  const rows = await db
+    .selectFrom('organization_members')
+    .innerJoin('organizations', 'organizations.id', 'organization_members.organization_id')
+    .select(['organization_members.organization_id', 'organizations.name', 'organization_members.role'])
+    .where('organization_members.user_id', '=', userId)
+    .orderBy('organization_members.organization_id')
+    .execute();
+  return rows.map((r) => ({ organizationId: r.organization_id, name: r.name, role: r.role }));
+}
+
+/** The ids of a user's personal workspaces, or of an organization's workspaces. */
+export async function workspaceIdsOf(db: Db, owner: { userId: string } | { organizationId: string }): Promise<string[]> {
+  let q = db.selectFrom('workspaces').select('id');
+  q = 'userId' in owner ? q.where('owner_user_id', '=', owner.userId) : q.where('organization_id', '=', owner.organizationId);
+  return (await q.orderBy('id').execute()).map((r) => r.id);
+}

@@ -3,7 +3,7 @@
  * one transaction; the secret is returned once and stored only as its SHA-256.
  */
 import type { Deps } from '../../deps.js';
-import { lockWorkspace } from '../../db/locking.js';
+import { lockForUpdate, lockWorkspace } from '../../db/locking.js';
 import { AppError } from '../../http/errors.js';
 import { randomToken } from '../../lib/crypto.js';
 import { isUuid, newId } from '../../lib/ids.js';
@@ -114,4 +114,82 @@ export async function revokeKey(deps: Deps, keyId: string): Promise<ApiKey> {
   });
   deps.authCache.clear();
   return key;
+}
+
+export interface UpdateKeyInput {
+  scopes?: Scope[];
+  operations?: string[];
+  transports?: Transport[];
+  expiresAt?: number | null;
+  ipRanges?: string[];
+  budgets?: Partial<BudgetCeilings>;
+}
+
+/** Refuses changes of a revoked key: revocation is permanent, nothing about the key matters any more. */
+async function changeableKey(deps: Deps, trx: Parameters<typeof store.findKey>[0], keyId: string): Promise<ApiKey> {
+  // Locked (PostgreSQL): two rolls, or a roll and a revoke, of one key run one after the other.
+  await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', keyId)).executeTakeFirst();
+  const found = await store.findKey(trx, keyId);
+  if (!found) throw new AppError('NOT_FOUND', { message: 'No such key.' });
+  if (found.revokedAt !== null) throw new AppError('CONFLICT', { message: 'The key is revoked; a revoked key cannot be changed or rolled.' });
+  return found;
+}
+
+/**
+ * Changes what a key may do (any of scopes, operations, transports, expiry, IP ranges, budgets;
+ * lists are replaced, budgets merged per period with null removing one). Takes effect on every
+ * process within one auth-epoch poll; this process at once.
+ */
+export async function updateKey(deps: Deps, keyId: string, input: UpdateKeyInput): Promise<ApiKey> {
+  const now = deps.clock.now();
+  const invalid = (message: string) => new AppError('INVALID_REQUEST', { message });
+  if (input.scopes && (input.scopes.length === 0 || input.scopes.some((s) => !isScope(s)))) throw invalid('A key needs at least one known scope.');
+  if (input.transports && (input.transports.length === 0 || input.transports.some((t) => !(TRANSPORTS as readonly string[]).includes(t)))) {
+    throw invalid('A key needs at least one transport: rest, mcp.');
+  }
+  const unknownOps = (input.operations ?? []).filter((op) => !isOperationId(op));
+  if (unknownOps.length > 0) throw invalid(`Unknown operations: ${unknownOps.join(', ')}`);
+  const badRanges = (input.ipRanges ?? []).filter((r) => !isValidRange(r));
+  if (badRanges.length > 0) throw invalid(`Invalid IP ranges: ${badRanges.join(', ')}`);
+  if (input.expiresAt != null && (!Number.isSafeInteger(input.expiresAt) || input.expiresAt <= now)) throw invalid('expiresAt must be a time in the future.');
+  const key = await deps.db.transaction().execute(async (trx) => {
+    await changeableKey(deps, trx, keyId);
+    await store.updateKey(trx, keyId, {
+      ...(input.scopes ? { scopes: [...new Set(input.scopes)] } : {}),
+      ...(input.operations ? { operations: [...new Set(input.operations)] } : {}),
+      ...(input.transports ? { transports: [...new Set(input.transports)] } : {}),
+      ...(input.ipRanges ? { ipRanges: input.ipRanges } : {}),
+      ...(input.expiresAt !== undefined ? { expiresAt: input.expiresAt } : {}),
+      ...(input.budgets ? { budgets: input.budgets } : {}),
+    });
+    await store.bumpAuthEpoch(trx);
+    return (await store.findKey(trx, keyId))!;
+  });
+  deps.authCache.clear();
+  return key;
+}
+
+/** The longest overlap a roll may give the replaced secret: 30 days. */
+export const MAX_ROLL_OVERLAP_SECONDS = 30 * 24 * 3600;
+
+/**
+ * Rolls a key's secret: a new secret (returned once, stored as its hash) becomes current; the
+ * replaced one keeps working for `overlapSeconds` (0: refused at once), then 401. A secret an
+ * earlier roll left in its overlap stops at once: a key has at most two secrets.
+ */
+export async function rollKey(deps: Deps, keyId: string, overlapSeconds: number): Promise<{ key: ApiKey; secret: string }> {
+  if (!Number.isSafeInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_ROLL_OVERLAP_SECONDS) {
+    throw new AppError('INVALID_REQUEST', { message: `overlapSeconds must be a whole number from 0 to ${MAX_ROLL_OVERLAP_SECONDS}.` });
+  }
+  const now = deps.clock.now();
+  const secret = `${KEY_SECRET_PREFIX}${randomToken(32)}`;
+  const key = await deps.db.transaction().execute(async (trx) => {
+    await changeableKey(deps, trx, keyId);
+    const previousHash = (await store.findSecretHash(trx, keyId))!;
+    await store.rollKeySecret(trx, keyId, { secretHash: hashSecret(secret), prefix: secret.slice(0, 12), previousHash, previousUntil: now + overlapSeconds * 1000 });
+    await store.bumpAuthEpoch(trx);
+    return (await store.findKey(trx, keyId))!;
+  });
+  deps.authCache.clear();
+  return { key, secret };
 }

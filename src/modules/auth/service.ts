@@ -57,6 +57,7 @@ export type MaybePromise<T> = T | Promise<T>;
 const UNAUTHENTICATED = new AppError('UNAUTHENTICATED');
 const KEY_IN_QUERY = new AppError('UNAUTHENTICATED', { message: 'API keys must not be sent in the query string; use the Authorization header.' });
 const KEY_EXPIRED = new AppError('UNAUTHENTICATED', { message: 'The API key has expired.' });
+const SECRET_ROLLED = new AppError('UNAUTHENTICATED', { message: 'This secret was replaced when the key was rolled; use the new secret.' });
 const FORBIDDEN_IP = new AppError('FORBIDDEN_IP');
 const FORBIDDEN_TRANSPORT = new AppError('FORBIDDEN_TRANSPORT');
 const FORBIDDEN_WORKSPACE = new AppError('FORBIDDEN_WORKSPACE');
@@ -147,7 +148,10 @@ export function bearerSecret(header: string | undefined): string | undefined {
 
 function usableKey(deps: Deps, key: ApiKey | undefined): ApiKey | AppError {
   if (!key || key.revokedAt !== null) return UNAUTHENTICATED;
-  if (key.expiresAt !== null && key.expiresAt <= deps.clock.now()) return KEY_EXPIRED;
+  const now = deps.clock.now();
+  if (key.expiresAt !== null && key.expiresAt <= now) return KEY_EXPIRED;
+  // The previous secret of a rolled key, past the overlap the operator chose (cached copies too).
+  if (key.rolledSecretUntil !== undefined && key.rolledSecretUntil <= now) return SECRET_ROLLED;
   return key;
 }
 

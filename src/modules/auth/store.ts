@@ -25,6 +25,7 @@ function toKey(r: Row<'api_keys'>, workspaceIds: string[]): ApiKey {
     createdAt: r.created_at_ms,
     revokedAt: r.revoked_at_ms,
     suspendedUntil: r.suspended_until_ms,
+    previousSecretExpiresAt: r.previous_secret_expires_at_ms === null ? null : Number(r.previous_secret_expires_at_ms),
   };
 }
 
@@ -60,11 +61,79 @@ async function keyWorkspaceIds(db: Db, keyId: string): Promise<string[]> {
   return rows.map((r) => r.workspace_id);
 }
 
-/** Looks a key up by the SHA-256 of its secret. */
+/**
+ * Looks a key up by the SHA-256 of its secret, current or rolled (the previous secret of a roll,
+ * migration 0011). `secretHash` is the stored hash that matched, for the caller's constant-time
+ * confirmation; a match on the previous secret comes with `rolledSecretUntil`.
+ */
 export async function findKeyByHash(db: Db, secretHash: string): Promise<{ key: ApiKey; secretHash: string } | undefined> {
-  const r = await db.selectFrom('api_keys').selectAll().where('secret_hash', '=', secretHash).executeTakeFirst();
+  const r = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where((eb) => eb.or([eb('secret_hash', '=', secretHash), eb('previous_secret_hash', '=', secretHash)]))
+    .executeTakeFirst();
   if (!r) return undefined;
-  return { key: toKey(r, await keyWorkspaceIds(db, r.id)), secretHash: r.secret_hash };
+  const key = toKey(r, await keyWorkspaceIds(db, r.id));
+  if (r.secret_hash === secretHash || r.previous_secret_hash === null) return { key, secretHash: r.secret_hash };
+  return { key: { ...key, rolledSecretUntil: Number(r.previous_secret_expires_at_ms ?? 0) }, secretHash: r.previous_secret_hash };
+}
+
+/** The workspace ids of each key in `keyIds`, in one read. */
+export async function keyWorkspaceIdsOf(db: Db, keyIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(keyIds.map((id) => [id, []]));
+  if (keyIds.length === 0) return out;
+  const rows = await db.selectFrom('api_key_workspaces').select(['key_id', 'workspace_id']).where('key_id', 'in', keyIds).orderBy('workspace_id').execute();
+  for (const r of rows) out.get(r.key_id)?.push(r.workspace_id);
+  return out;
+}
+
+/** Keys newest first (before the id `beforeId`), of one user or of every key including one workspace. */
+export async function pageKeys(db: Db, owner: { userId: string } | { workspaceId: string }, beforeId: string | undefined, limit: number): Promise<ApiKey[]> {
+  let q = db.selectFrom('api_keys').selectAll('api_keys');
+  if ('userId' in owner) q = q.where('api_keys.user_id', '=', owner.userId);
+  else q = q.innerJoin('api_key_workspaces', 'api_key_workspaces.key_id', 'api_keys.id').where('api_key_workspaces.workspace_id', '=', owner.workspaceId);
+  if (beforeId) q = q.where('api_keys.id', '<', beforeId);
+  const rows = await q.orderBy('api_keys.id', 'desc').limit(limit).execute();
+  const workspaces = await keyWorkspaceIdsOf(db, rows.map((r) => r.id));
+  return rows.map((r) => toKey(r, workspaces.get(r.id) ?? []));
+}
+
+/** What an operator may change on a key (admin key update); null clears expiry or a budget. */
+export interface KeyChanges {
+  scopes?: Scope[];
+  operations?: string[];
+  transports?: Transport[];
+  ipRanges?: string[];
+  expiresAt?: number | null;
+  budgets?: { dailyMillicents?: number | null; weeklyMillicents?: number | null; monthlyMillicents?: number | null };
+}
+
+export async function updateKey(db: Db, id: string, c: KeyChanges): Promise<void> {
+  const set: Record<string, unknown> = {};
+  if (c.scopes) set.scopes_json = JSON.stringify(c.scopes);
+  if (c.operations) set.operations_json = JSON.stringify(c.operations);
+  if (c.transports) set.transports_json = JSON.stringify(c.transports);
+  if (c.ipRanges) set.ip_ranges_json = JSON.stringify(c.ipRanges);
+  if (c.expiresAt !== undefined) set.expires_at_ms = c.expiresAt;
+  if (c.budgets?.dailyMillicents !== undefined) set.budget_daily_mc = c.budgets.dailyMillicents;
+  if (c.budgets?.weeklyMillicents !== undefined) set.budget_weekly_mc = c.budgets.weeklyMillicents;
+  if (c.budgets?.monthlyMillicents !== undefined) set.budget_monthly_mc = c.budgets.monthlyMillicents;
+  if (Object.keys(set).length === 0) return;
+  await db.updateTable('api_keys').set(set).where('id', '=', id).execute();
+}
+
+/** A roll: the new secret's hash becomes current, the replaced one is accepted until `previousUntil`. */
+export async function rollKeySecret(db: Db, id: string, next: { secretHash: string; prefix: string; previousHash: string; previousUntil: number }): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ secret_hash: next.secretHash, prefix: next.prefix, previous_secret_hash: next.previousHash, previous_secret_expires_at_ms: next.previousUntil })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The stored hash of a key's current secret (for a roll, which keeps it as the previous one). */
+export async function findSecretHash(db: Db, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('api_keys').select('secret_hash').where('id', '=', id).executeTakeFirst())?.secret_hash;
 }
 
 export async function findKey(db: Db, id: string): Promise<ApiKey | undefined> {

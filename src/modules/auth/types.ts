@@ -16,6 +16,13 @@ export interface ApiKey {
   createdAt: number;
   revokedAt: number | null;
   suspendedUntil: number | null;
+  /** Until when the secret a roll replaced is still accepted (null or absent: no such secret). */
+  previousSecretExpiresAt?: number | null;
+  /**
+   * Set only on the copy of a key found by its previous (rolled) secret: that secret is refused
+   * from this instant on. Checked at every use, so a cached copy stops working on time.
+   */
+  rolledSecretUntil?: number;
 }
 
 /** Set on every authenticated request: who calls, for which workspace, with what rights. */

@@ -30,7 +30,7 @@ const BalanceSchema = Type.Object({
 
 const TransactionSchema = Type.Object({
   id: Uuid,
-  type: Type.String({ description: 'purchase, usage or expiration' }),
+  type: Type.String({ description: 'purchase, usage, expiration or adjustment (an operator correction)' }),
   amountMillicents: Type.Integer({ description: 'Signed; negative for spending.' }),
   toolSlug: Type.Union([Type.String(), Type.Null()]),
   jobId: Type.Union([Uuid, Type.Null()]),

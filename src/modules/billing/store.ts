@@ -27,6 +27,9 @@ export interface LedgerEntry {
   jobId: string | null;
   executionOrigin: string | null;
   createdAt: number;
+  /** Operator adjustments only: why, and the provenance the operator named. */
+  reason?: string | null;
+  provenance?: string | null;
 }
 
 function toAllocation(r: Row<'credit_allocations'>): Allocation {
@@ -53,6 +56,8 @@ function toEntry(r: Row<'credit_transactions'>): LedgerEntry {
     jobId: r.job_id,
     executionOrigin: r.execution_origin,
     createdAt: Number(r.created_at_ms),
+    reason: r.reason ?? null,
+    provenance: r.provenance ?? null,
   };
 }
 
@@ -88,6 +93,27 @@ const appendLedgerQuery = prepared((db) =>
 
 export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
   await appendLedgerQuery(db, e.id, e.workspaceId, e.type, e.amountMillicents, e.allocationId, e.keyId, e.toolSlug, e.jobId, e.executionOrigin, e.createdAt);
+}
+
+/** A ledger entry with the adjustment columns (reason, provenance) the hot-path insert leaves out. */
+export async function appendAdjustmentEntry(db: Db, e: LedgerEntry & { reason: string; provenance: string }): Promise<void> {
+  await db
+    .insertInto('credit_transactions')
+    .values({
+      id: e.id,
+      workspace_id: e.workspaceId,
+      type: e.type,
+      amount_mc: e.amountMillicents,
+      allocation_id: e.allocationId,
+      key_id: e.keyId,
+      tool_slug: e.toolSlug,
+      job_id: e.jobId,
+      execution_origin: e.executionOrigin,
+      created_at_ms: e.createdAt,
+      reason: e.reason,
+      provenance: e.provenance,
+    })
+    .execute();
 }
 
 /** Sum of remaining credits over every allocation of the workspace, expired or not (= the ledger sum). */

@@ -24,6 +24,11 @@ export interface StoredEvent {
 
 const insertEventQuery = prepared((db) => db.insertInto('events').values({ id: arg(0), workspace_id: arg(1), type: arg(2), data_json: arg(3), created_at_ms: arg(4) }));
 
+/**
+ * `now` must be a time taken inside the writing transaction (after its lock waits), never when
+ * the work began: the feed is in commit order, and an event stamped before its transaction could
+ * show a createdAt earlier than events committed before it (docs/decisions.md, "Event createdAt").
+ */
 export async function insertEvent(db: Db, workspaceId: string, type: EventType, data: Record<string, unknown>, now: number): Promise<StoredEvent> {
   const event: StoredEvent = { id: newId(), workspaceId, type, data, createdAt: now };
   await insertEventQuery(db, event.id, workspaceId, type, JSON.stringify(data), now);

@@ -49,11 +49,28 @@ export function requestHash(endpoint: string, body: unknown): string {
   return sha256Hex(`${endpoint}\n${canonicalJson(body)}`);
 }
 
+/** The longest Idempotency-Key (spec: 1 to 128 characters). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 128;
+
+/**
+ * The Idempotency-Key of a run or retry. Missing (or empty, which says nothing) is 400
+ * IDEMPOTENCY_KEY_REQUIRED; a key that was given but is longer than 128 characters is a malformed
+ * header, 400 INVALID_REQUEST (decisions.md section 3), with `details.header` naming it.
+ */
 export function validateIdempotencyKey(header: string | string[] | undefined): string {
-  if (typeof header !== 'string' || header.length < 1 || header.length > 128) {
-    throw new AppError('IDEMPOTENCY_KEY_REQUIRED');
+  if (typeof header !== 'string' || header.length < 1) throw new AppError('IDEMPOTENCY_KEY_REQUIRED');
+  if (header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new AppError('INVALID_REQUEST', {
+      message: `The Idempotency-Key header must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters (it has ${header.length}).`,
+      details: { header: 'Idempotency-Key', maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+    });
   }
   return header;
+}
+
+/** True for the refusal of an over-long Idempotency-Key (it costs 1 usage point, like a missing one). */
+export function isIdempotencyKeyRefusal(err: AppError): boolean {
+  return err.code === 'IDEMPOTENCY_KEY_REQUIRED' || (err.code === 'INVALID_REQUEST' && err.details?.header === 'Idempotency-Key');
 }
 
 function where(scope: IdempotencyScope) {

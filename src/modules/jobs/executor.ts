@@ -73,6 +73,11 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
   const route = deps.providers.route(op.id);
+  if (route) {
+    // Recorded with the attempt's checkpoint or finish (no write of its own), for operators.
+    cp.provider = route.providerName;
+    cp.model = route.model;
+  }
   // Files of the last step and of the result: their rows are written when the job finishes.
   const lastFiles: MediaRecord[] = [];
   const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>) => {

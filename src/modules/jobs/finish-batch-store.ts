@@ -83,7 +83,8 @@ export interface FinishWrites {
   patches: FinishPatch[];
   debits: { id: string; amount: number }[];
   releasedHolds: string[];
-  ledger: Row<'credit_transactions'>[];
+  /** Usage entries: the adjustment columns (reason, provenance) stay null. */
+  ledger: Omit<Row<'credit_transactions'>, 'reason' | 'provenance'>[];
   versions: Row<'job_versions'>[];
   media: Row<'media'>[];
   events: { id: string; workspace_id: string; type: string; data_json: string; created_at_ms: number }[];

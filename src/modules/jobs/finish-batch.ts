@@ -156,7 +156,8 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
     w.patches.push(patchOf(row, item.req, fields, charge));
     for (const m of item.req.media ?? []) {
       w.media.push(mediaRow(m));
-      addEvent('media.created', { media: presentMedia(m), jobId: m.jobId }, m.createdAt);
+      // Stamped by this transaction, like every event (the file may have been made long before).
+      addEvent('media.created', { media: presentMedia(m), jobId: m.jobId }, now);
     }
     const metadata = toMetadata(finishedRow(row, fields, charge, now));
     w.versions.push({ job_id: row.id, version: Number(row.version) + 1, snapshot_json: JSON.stringify(metadata), created_at_ms: now });

@@ -20,6 +20,9 @@ export interface Checkpoint {
   files: { field: string; index?: number; ref: Record<string, unknown> }[];
   /** Cost of steps completed in the current attempt, not yet charged. */
   attemptCost: number;
+  /** The provider (its name in the providers file) and model of the latest attempt; operators read them (admin job reads). */
+  provider?: string;
+  model?: string | null;
 }
 
 export interface FinishRequest {

@@ -28,7 +28,13 @@ type Trx = Transaction<Database>;
 
 export function readCheckpoint(row: JobRow): Checkpoint {
   const cp = row.checkpoint_json ? (JSON.parse(row.checkpoint_json) as Partial<Checkpoint>) : {};
-  return { stepsDone: cp.stepsDone ?? 0, state: cp.state ?? {}, files: cp.files ?? [], attemptCost: cp.attemptCost ?? 0 };
+  return {
+    stepsDone: cp.stepsDone ?? 0,
+    state: cp.state ?? {},
+    files: cp.files ?? [],
+    attemptCost: cp.attemptCost ?? 0,
+    ...(cp.provider !== undefined ? { provider: cp.provider, model: cp.model ?? null } : {}),
+  };
 }
 
 export class LeaseLostError extends Error {
@@ -78,15 +84,16 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
 
 /** finishJob in a transaction of its own (shared only through group commit): the reference path. */
 async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
-  const now = deps.clock.now();
   return inTransaction(deps, async (trx) => {
     // The workspace before the job row, as every transaction that locks both (db/locking.ts).
     await lockWorkspace(trx, deps.caps, req.workspaceId);
+    // Taken inside the transaction, after the lock wait: the finish's event is stamped with it.
+    const now = deps.clock.now();
     const patch: Updateable<JobsTable> = finishFields(req, now);
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
     const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
     if (!updated) return undefined;
-    for (const record of req.media ?? []) await recordGeneratedMedia(trx, record);
+    for (const record of req.media ?? []) await recordGeneratedMedia(trx, record, now);
     const charged =
       updated.funding === 'credits'
         ? await settle(deps, trx, now, {

@@ -66,7 +66,9 @@ async function commitMedia(deps: Deps, record: MediaRecord, writeBlob: () => Pro
         if (used + record.sizeBytes > quotaBytes) throw quotaExceeded(quotaBytes, used, record.sizeBytes);
       }
       await store.insertMedia(trx, record);
-      await insertEvent(trx, record.workspaceId, 'media.created', eventData, record.createdAt);
+      // The event is stamped inside its transaction, not when the upload began (docs/decisions.md,
+      // "Event createdAt": along the feed it runs backwards by at most one writing transaction).
+      await insertEvent(trx, record.workspaceId, 'media.created', eventData, deps.clock.now());
     });
   } catch (err) {
     await deps.blobs.delete(record.storageKey).catch((e: unknown) => deps.log.error({ err: e, storageKey: record.storageKey }, 'could not remove the blob of a failed media insert'));
@@ -145,10 +147,13 @@ export async function writeGeneratedMedia(deps: Deps, input: GeneratedMedia): Pr
   return record;
 }
 
-/** The second half: the row and its `media.created` event (data `{media, jobId}`), in `trx`. */
-export async function recordGeneratedMedia(trx: Transaction<Database>, record: MediaRecord): Promise<void> {
+/**
+ * The second half: the row and its `media.created` event (data `{media, jobId}`), in `trx`; the
+ * event is stamped `now`, a time taken inside that transaction (the file may be much older).
+ */
+export async function recordGeneratedMedia(trx: Transaction<Database>, record: MediaRecord, now: number): Promise<void> {
   await store.insertMedia(trx, record);
-  await insertEvent(trx, record.workspaceId, 'media.created', { media: presentMedia(record), jobId: record.jobId }, record.createdAt);
+  await insertEvent(trx, record.workspaceId, 'media.created', { media: presentMedia(record), jobId: record.jobId }, now);
 }
 
 /**

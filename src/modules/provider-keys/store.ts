@@ -53,3 +53,14 @@ export async function insertProviderKey(db: Db, row: ProviderKeyRow): Promise<bo
 export async function updateProviderKey(db: Db, workspaceId: string, id: string, sealedKey: string, now: number): Promise<void> {
   await db.updateTable('provider_keys').set({ sealed_key: sealedKey, updated_at_ms: now }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
 }
+
+/** A workspace's provider keys by provider name: names and dates only (the sealed key is not read). */
+export async function listProviderKeys(db: Db, workspaceId: string): Promise<Omit<ProviderKeyRow, 'sealedKey'>[]> {
+  const rows = await db
+    .selectFrom('provider_keys')
+    .select(['id', 'workspace_id', 'provider', 'created_at_ms', 'updated_at_ms'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('provider')
+    .execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, provider: r.provider, createdAt: Number(r.created_at_ms), updatedAt: Number(r.updated_at_ms) }));
+}

@@ -89,7 +89,7 @@ const REFUSED_BEFORE_CHARGE = new Set<string>([
 
 /** What to answer for `err`: charges the refusal point first (its own 429 when no point is left). */
 export async function chargeRefusal(deps: Deps, auth: AuthContext, err: unknown): Promise<unknown> {
-  if (!(err instanceof AppError) || !REFUSED_BEFORE_CHARGE.has(err.code)) return err;
+  if (!(err instanceof AppError) || !(REFUSED_BEFORE_CHARGE.has(err.code) || idempotency.isIdempotencyKeyRefusal(err))) return err;
   try {
     await chargePoints(deps, auth.workspace, 1);
   } catch (limited) {

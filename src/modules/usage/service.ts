@@ -104,21 +104,35 @@ const PERIODS: { period: BudgetReport['period']; range: Period; field: keyof Bud
  * transport in it; open holds count in every period.
  */
 export async function budgetReports(deps: Deps, workspace: Workspace, key: ApiKey): Promise<BudgetReport[]> {
+  return budgetReportsOf(deps, { key, workspace });
+}
+
+/** The budget reports of a key's ceilings, a workspace's, or both (operator reads show one of them). */
+export async function budgetReportsOf(deps: Deps, of: { key?: ApiKey; workspace?: Workspace }): Promise<BudgetReport[]> {
+  const { key, workspace } = of;
   const now = deps.clock.now();
   const reports: BudgetReport[] = [];
   const owners = [
-    {
-      scope: 'key' as const,
-      ceilings: key.budgets,
-      spent: (from: number, to: number) => sumKeySpent(deps.db, key.id, from, to),
-      held: () => sumKeyOpenHolds(deps.db, key.id),
-    },
-    {
-      scope: 'workspace' as const,
-      ceilings: workspace.budgets,
-      spent: (from: number, to: number) => sumSpent(deps.db, workspace.id, null, from, to),
-      held: () => sumOpenHolds(deps.db, workspace.id),
-    },
+    ...(key
+      ? [
+          {
+            scope: 'key' as const,
+            ceilings: key.budgets,
+            spent: (from: number, to: number) => sumKeySpent(deps.db, key.id, from, to),
+            held: () => sumKeyOpenHolds(deps.db, key.id),
+          },
+        ]
+      : []),
+    ...(workspace
+      ? [
+          {
+            scope: 'workspace' as const,
+            ceilings: workspace.budgets,
+            spent: (from: number, to: number) => sumSpent(deps.db, workspace.id, null, from, to),
+            held: () => sumOpenHolds(deps.db, workspace.id),
+          },
+        ]
+      : []),
   ];
   for (const owner of owners) {
     for (const p of PERIODS) {

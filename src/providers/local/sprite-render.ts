@@ -6,7 +6,17 @@
  * into one raw RGBA buffer and encoded once as PNG (lossless), never composited: blending a
  * half-transparent pixel over the transparent background would round its colour.
  */
-import sharp from 'sharp';
+import type Sharp from 'sharp';
+
+/**
+ * sharp (libvips) is loaded on the first sprite, not at start-up: it is a native library that
+ * every process start would otherwise pay for (issue 19: restarts), as media/inspect.ts does.
+ */
+let sharpModule: Promise<typeof Sharp> | undefined;
+function loadSharp(): Promise<typeof Sharp> {
+  sharpModule ??= import('sharp').then((m) => m.default);
+  return sharpModule;
+}
 import type { AtlasLayout, StripLayout } from './sprite-pack.js';
 
 const CHANNELS = 4;
@@ -26,6 +36,7 @@ export type Drawing = { bytes: Buffer } | { raw: Buffer; width: number; height: 
  * aspect ratio kept (no part of the figure is cut off), the rest transparent.
  */
 export async function toFrame(drawing: Drawing, width: number, height: number): Promise<Frame> {
+  const sharp = await loadSharp();
   const source = 'bytes' in drawing ? sharp(drawing.bytes) : sharp(drawing.raw, { raw: { width: drawing.width, height: drawing.height, channels: CHANNELS } });
   const { data, info } = await source
     .rotate() // a camera orientation tag, if any, is applied, not lost
@@ -39,6 +50,7 @@ export async function toFrame(drawing: Drawing, width: number, height: number): 
 
 /** The raw RGBA pixels of a stored frame, checked to be of the frame size. */
 export async function readFrame(png: Buffer, width: number, height: number): Promise<Frame | undefined> {
+  const sharp = await loadSharp();
   try {
     const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     if (info.width !== width || info.height !== height || info.channels !== CHANNELS) return undefined;
@@ -67,6 +79,7 @@ function blit(canvas: Buffer, canvasWidth: number, frame: Buffer, width: number,
   for (let y = 0; y < height; y++) frame.copy(canvas, ((top + y) * canvasWidth + left) * CHANNELS, y * rowBytes, (y + 1) * rowBytes);
 }
 
-function encodePng(raw: Buffer, width: number, height: number): Promise<Buffer> {
+async function encodePng(raw: Buffer, width: number, height: number): Promise<Buffer> {
+  const sharp = await loadSharp();
   return sharp(raw, { raw: { width, height, channels: CHANNELS } }).png().toBuffer();
 }
