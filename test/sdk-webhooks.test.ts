@@ -7,9 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Stripe from 'stripe';
-import { describeEachDatabase } from './support/harness.js';
 import { HttpsReceiver } from './support/https-receiver.js';
 import { createHook, emit, WEBHOOK_TEST_ENV, worker } from './webhook-support.js';
+import { describeSdkDatabases } from './sdk-support.js';
 import { signWebhook, verifyWebhook, WebhookVerificationError, type WebhookVerificationReason } from '../packages/sdk/src/index.js';
 
 const stripe = new Stripe('sk_test_unused');
@@ -69,7 +69,7 @@ test('verifyWebhook accepts a header with several v1 signatures when one matches
 
 const receiver = HttpsReceiver.forThisFile();
 
-describeEachDatabase(
+describeSdkDatabases(
   'verifyWebhook on real deliveries of the service',
   (get) => {
     test('a delivery to an HTTPS receiver verifies with the webhook secret and parses to the event; tampering or another secret does not', async () => {

@@ -4,6 +4,7 @@
  * idempotent retries of runs after a dropped response, 429 back-off honouring Retry-After,
  * jobs.wait over SSE (with a Last-Event-ID resume) and by polling, list iterators, uploads, and
  * typed errors. Fault injection goes through the client's `fetch` option; the service is real.
+ * On SQLite, and PostgreSQL with TEST_DATABASE_URL (sdk-support.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { admin, describeEachDatabase, type TestContext } from './support/harness.js';
+import { admin, type TestContext } from './support/harness.js';
+import { describeSdkDatabases } from './sdk-support.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import { drain } from './support/jobs.js';
 import { baseUrl } from './support/sse.js';
@@ -43,12 +45,9 @@ async function bigJob(ctx: TestContext, t: Tenant, bytes: number): Promise<strin
   return run.jobId;
 }
 
-describeEachDatabase('SDK against the service', (get) => {
-  // PGlite serves the same SQL as PostgreSQL (covered with TEST_DATABASE_URL); 2,000 pages over a
-  // socket on it would only slow the suite.
-  test('jobs.output reads a 16 MiB result page by page, verifies offsets and sha256, and parses it once', async (t0) => {
+describeSdkDatabases('SDK against the service', (get) => {
+  test('jobs.output reads a 16 MiB result page by page, verifies offsets and sha256, and parses it once', async () => {
     const ctx = get();
-    if (ctx.dbName === 'pglite') return t0.skip('the 16 MiB read runs on SQLite and PostgreSQL');
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
     await unlimited(ctx, t);
     const bytes = 16 * 1024 * 1024 - 300 * 1024;

@@ -15,7 +15,7 @@ export interface Context {
   args: Args;
   client: NodeClient;
   print: Printer;
-  stderr: NodeJS.WriteStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
   signal: AbortSignal;
 }
 

@@ -9,7 +9,7 @@ export interface ProgressReporter {
   done(): void;
 }
 
-export function progressReporter(stream: NodeJS.WriteStream, jobId: string, json: boolean): ProgressReporter {
+export function progressReporter(stream: NodeJS.WritableStream & { isTTY?: boolean }, jobId: string, json: boolean): ProgressReporter {
   if (stream.isTTY && !json) {
     let drawn = false;
     return {

@@ -1,17 +1,24 @@
 /**
- * Set-up of the tests of the SDK's command-line client: the BUILT server as a process on a port
- * chosen here (so signed URLs name it: PUBLIC_BASE_URL), once per database a process can open
- * (SQLite, and PostgreSQL with TEST_DATABASE_URL), a Pro tenant made through the admin API, and
- * `was-client` runs (packages/sdk/dist/cli/main.js, built by `npm test`) with the tenant's
- * SERVICE_* environment and no terminal.
+ * Set-up of the SDK's tests (test/sdk*.test.ts). They run on SQLite, and on PostgreSQL with
+ * TEST_DATABASE_URL, but not on PGlite: the client sees no difference between the dialects, and a
+ * PGlite suite's start-up is the slowest part of a run on a busy machine.
+ *
+ * - `describeSdkDatabases`: the in-process app per database (the harness's contexts).
+ * - `describeEachServer`: the BUILT server as a process on a port chosen here (so signed URLs name
+ *   it: PUBLIC_BASE_URL), a Pro tenant made through the admin API, for was-client: the binary
+ *   (packages/sdk/dist/cli/main.js, built by `npm test`) spawned without a terminal, or its
+ *   command line run in this process (`runCli`) where a process exit adds nothing.
  */
 import { after, before, describe } from 'node:test';
+import { Writable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createTestDatabase, testDatabaseNames, type TestDatabase } from './support/databases.js';
+import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestDatabaseName } from './support/databases.js';
+import { createTestContext, disposeTestContext, type HarnessOptions, type TestContext } from './support/harness.js';
+import { main } from '../packages/sdk/src/cli/run.js';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from './support/processes.js';
 
 export const CLI_MAIN = resolve('packages/sdk/dist/cli/main.js');
@@ -36,10 +43,32 @@ export async function freePort(): Promise<number> {
   });
 }
 
+function sdkDatabases(): TestDatabaseName[] {
+  return testDatabaseNames().filter((n) => n !== 'pglite');
+}
+
+/** describeEachDatabase of the harness, on SQLite and PostgreSQL only. */
+export function describeSdkDatabases(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}): void {
+  for (const dbName of sdkDatabases()) {
+    describe(`${title} [${dbName}]`, () => {
+      let ctx: TestContext | undefined;
+      before(async () => {
+        ctx = await createTestContext(dbName, options);
+      });
+      after(async () => {
+        if (ctx) await disposeTestContext(ctx);
+      });
+      body(() => {
+        if (!ctx) throw new Error('test context not ready');
+        return ctx;
+      });
+    });
+  }
+}
+
 /** Runs `body` once per database a server process can use, each with its own server and tenant. */
 export function describeEachServer(title: string, body: (get: () => ServiceUnderTest) => void, env: Record<string, string> = {}): void {
-  const names = testDatabaseNames().filter((n) => n !== 'pglite');
-  for (const name of names) {
+  for (const name of sdkDatabases()) {
     describe(`${title} [${name}]`, { skip: cliMissing ? 'run `npm run build` first (npm test does)' : false }, () => {
       let sut: ServiceUnderTest | undefined;
       let database: TestDatabase | undefined;
@@ -95,6 +124,21 @@ export function cli(args: string[], env: Record<string, string>, timeoutMs = 60_
       res({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs was-client's command line in this process (no spawn), with output streams that are not terminals. */
+export async function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (s: string) => void) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        append(String(chunk));
+        done();
+      },
+    });
+  const code = await main(args, env, { stdout: sink((s) => (stdout += s)), stderr: sink((s) => (stderr += s)) });
+  return { code, stdout, stderr };
 }
 
 const children = new Set<ChildProcess>();
