@@ -5,7 +5,7 @@
  * PLAN_REQUIRED, 429 CONCURRENCY_LIMITED, or `stream: false`) it polls the snapshot with
  * randomized back-off, honouring Retry-After.
  */
-import { WaitTimeoutError } from './errors.js';
+import { ConnectionError, WaitTimeoutError } from './errors.js';
 import { readSse } from './sse.js';
 import { backoffDelay, errorFromResponse, sleep, type Transport } from './transport.js';
 import { isTerminal, type Job } from './types.js';
@@ -61,7 +61,12 @@ async function streamJob(transport: Transport, jobId: string, options: WaitOptio
       res = await fetchStream(transport, jobId, lastEventId, signal);
     } catch (err) {
       if (signal?.aborted) throw err;
-      // Network failure: back off and resume.
+      // Network failure: back off and resume; after as many failures as the client retries, poll
+      // instead (polling's reads end in a ConnectionError if the service stays unreachable).
+      if (attempt >= transport.maxRetries) {
+        if (required) throw new ConnectionError(`job stream of ${jobId}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+        return undefined;
+      }
       await sleep(backoffDelay(attempt++, 250, 5000), signal);
       continue;
     }
