@@ -28,8 +28,10 @@
  * OpenAI server, goal p >= 0.5), bench/local-video.ts (v: video.edit with ffmpeg vs ffmpeg run
  * directly, goal <= 1.3x) and bench/local-speech.ts (s: speech.generate with espeak-ng vs espeak-ng
  * run directly, goal <= 1.3x).
- * Last, bench/jobs.ts (issue 3): the job-path ratios (admissions, job reads on SQLite and
+ * Then bench/jobs.ts (issue 3): the job-path ratios (admissions, job reads on SQLite and
  * PostgreSQL, end to end against graphile-worker, drain, complete output; see that file).
+ * Last, bench/sdk-output.ts (k, issue 17): the SDK's jobs.output of a 16 MiB result against a bare
+ * fetch loop over the same pages, goal >= 0.8.
  *
  * Tunables: BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (warn),
  * BENCH_MEDIA_ROUNDS (3), BENCH_ONLY (e.g. `c`: run only (a) and the named cases; letters of the
@@ -50,6 +52,7 @@ import { reportProviderBench, runProviderBench, type ProviderBenchResult } from 
 import { reportLocalVideoBench, runLocalVideoBench, type LocalVideoBenchResult } from './local-video.js';
 import { reportLocalSpeechBench, runLocalSpeechBench, type LocalSpeechBenchResult } from './local-speech.js';
 import { runJobBenches, type JobBenchRatio } from './jobs.js';
+import { reportSdkBench, runSdkBench, type SdkBenchResult } from './sdk-output.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -313,6 +316,14 @@ async function main(): Promise<void> {
     let jobs: JobBenchRatio[] | undefined;
     if (!ONLY || ONLY.includes('j')) jobs = await runJobBenches();
 
+    // bench/sdk-output.ts (issue 17): the SDK's verifying output reader vs a bare fetch loop; BENCH_ONLY=k alone.
+    let sdk: SdkBenchResult | undefined;
+    if (!ONLY || ONLY.includes('k')) {
+      log('\nSDK complete-output reader (16 MiB) vs a bare fetch loop of the same pages');
+      sdk = await runSdkBench();
+      reportSdkBench(sdk);
+    }
+
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
@@ -327,6 +338,7 @@ async function main(): Promise<void> {
       localVideo,
       localSpeech,
       jobs,
+      sdk,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync(join(ROOT, '.bench'), { recursive: true });

@@ -20,10 +20,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
 import { newId } from './lib/ids.js';
-import { OPERATIONS } from './operations/registry.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
+import { operationComponentSchemas } from './http/openapi-operations.js';
 import { errorBody, errorHandler } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import type { RouteMeta } from './http/route-meta.js';
@@ -187,7 +187,7 @@ function documentRoute(schema: Record<string, unknown> | undefined, url: string,
   if (!schema || !url.startsWith('/v1/') || meta?.auth !== 'key') return { ...schema, hide: true };
   const points = typeof meta.points === 'number' ? `${meta.points} usage point${meta.points === 1 ? '' : 's'}` : 'usage points that depend on the operation';
   const error = (description: string) => ({ ...ErrorBodySchema, description });
-  const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+  const responses = { ...(schema.response as Record<string, Record<string, unknown>> | undefined), ...(meta.document?.responses as Record<string, Record<string, unknown>> | undefined) };
   for (const status of ['200', '202']) {
     const success = responses[status];
     if (success && !success.description) responses[status] = { ...success, description: meta.message };
@@ -198,6 +198,7 @@ function documentRoute(schema: Record<string, unknown> | undefined, url: string,
     description: [schema.description, `Scope: \`${meta.scope ?? 'none'}\`. Costs ${points}. Success code: \`${meta.code}\`.`].filter(Boolean).join('\n\n'),
     security: [{ bearerAuth: [] }],
     ...(schema.headers ? { headers: requireIdempotencyKey(schema.headers) } : {}),
+    ...(meta.document?.body ? { body: meta.document.body } : {}),
     response: {
       400: error('INVALID_REQUEST: malformed header, query or body.'),
       401: error('UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string.'),
@@ -297,14 +298,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       servers: [{ url: deps.config.publicBaseUrl }],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key (wask_…) issued by the operator.' } },
-        // Each operation's input and result (the `input` of estimates and runs, the `result` of a
-        // run and the complete output of its job), whatever provider runs it.
-        schemas: Object.fromEntries(
-          OPERATIONS.flatMap((op) => [
-            [`${op.id}.input`, op.inputSchema],
-            [`${op.id}.result`, op.resultSchema],
-          ]),
-        ),
+        // Each operation's input, result and request body (the `input` of estimates and runs, the
+        // `result` of a run and the complete output of its job), whatever provider runs it.
+        schemas: operationComponentSchemas(),
       },
       security: [{ bearerAuth: [] }],
     },

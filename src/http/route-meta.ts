@@ -23,6 +23,11 @@ export interface RouteMeta {
    * 404, 409, 429), for /openapi.json: status → the codes and when.
    */
   errors?: Record<number, string>;
+  /**
+   * Documentation-only schemas for /openapi.json that replace the validating ones: a body or a
+   * success response that depends on the operation (openapi-operations.ts). They never validate.
+   */
+  document?: { body?: unknown; responses?: Record<number, unknown> };
 }
 
 declare module 'fastify' {

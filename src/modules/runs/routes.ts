@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema } from '../../http/envelope.js';
+import { operationRequestBodySchema, synchronousResultSchema } from '../../http/openapi-operations.js';
 import { WorkspaceHeaders } from '../../http/schemas.js';
 import { OperationRequestBody, type OperationRequest } from '../tools/routes.js';
 import { startRun } from './service.js';
@@ -17,17 +18,27 @@ export const QueuedJobSchema = Type.Object({
   maximumCostMillicents: Type.Integer(),
 });
 
+const immediateFields = {
+  kind: Type.Literal('result'),
+  jobId: Type.String({ format: 'uuid' }),
+  status: Type.String(),
+  errorCode: Type.Union([Type.String(), Type.Null()]),
+  costMillicents: Type.Integer(),
+};
+
 const RunResultSchema = Type.Union([
-  Type.Object({
-    kind: Type.Literal('result'),
-    jobId: Type.String({ format: 'uuid' }),
-    status: Type.String(),
-    result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-    errorCode: Type.Union([Type.String(), Type.Null()]),
-    costMillicents: Type.Integer(),
-  }),
+  Type.Object({ ...immediateFields, result: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]) }),
   QueuedJobSchema,
 ]);
+
+/** /openapi.json only: 200 is a synchronous operation's result, 202 a queued job (openapi-operations.ts). */
+const documented = {
+  body: operationRequestBodySchema(),
+  responses: {
+    200: envelopeSchema(Type.Object({ ...immediateFields, result: Type.Unsafe(synchronousResultSchema()) })),
+    202: envelopeSchema(QueuedJobSchema),
+  },
+};
 
 export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   app.post<{ Body: OperationRequest }>(
@@ -46,6 +57,7 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
           auth: 'key',
           scope: 'tools:run',
           points: 'service',
+          document: documented,
           errors: {
             400: 'INVALID_REQUEST, INVALID_INPUT (details.errors: JSON pointers and messages), UNKNOWN_OPERATION, OPERATION_UNAVAILABLE (no provider is configured for the operation), IDEMPOTENCY_KEY_REQUIRED, UNSUPPORTED_MEDIA.',
             402: 'INSUFFICIENT_CREDITS: spendable credits are below the operation’s maximum cost.',

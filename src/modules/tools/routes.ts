@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
+import { operationRequestBodySchema } from '../../http/openapi-operations.js';
 import { WorkspaceHeaders } from '../../http/schemas.js';
 import { catalog, estimate } from './service.js';
 
@@ -60,6 +61,7 @@ export async function toolRoutes(app: FastifyInstance, deps: Deps): Promise<void
           auth: 'key',
           scope: 'tools:run',
           points: 4,
+          document: { body: operationRequestBodySchema() },
           errors: { 400: 'INVALID_REQUEST, INVALID_INPUT (details.errors: JSON pointers and messages), UNKNOWN_OPERATION, OPERATION_UNAVAILABLE (no provider is configured for the operation), UNSUPPORTED_MEDIA.' },
         },
       },

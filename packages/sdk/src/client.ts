@@ -1,0 +1,198 @@
+/**
+ * createClient: every public endpoint of the service as a typed method, on the transport of
+ * transport.ts. Reads are retried; runs and retries get an Idempotency-Key (a new UUID unless
+ * given) and are retried with that same key; other writes are sent once.
+ */
+import { webCryptoSha256, type Sha256Factory } from './hash.js';
+import { readOutputDocument, type OutputDocument, type OutputReadOptions } from './output.js';
+import { sleep, Transport, type TransportOptions } from './transport.js';
+import { uploadMedia, type UploadOptions, type UploadSource } from './upload.js';
+import { waitForJob, type WaitOptions } from './wait.js';
+import type {
+  Allocation,
+  Balance,
+  Estimate,
+  EventPage,
+  Job,
+  JobSummary,
+  MediaDownload,
+  MediaItem,
+  OperationId,
+  OperationInput,
+  OperationResult,
+  Page,
+  PageParams,
+  Queue,
+  QueuedRun,
+  RunResponse,
+  ServiceEvent,
+  Tool,
+  Transaction,
+  Usage,
+  Webhook,
+  WebhookCreate,
+  WebhookDelivery,
+  WebhookUpdate,
+  WebhookWithSecret,
+  Workspace,
+} from './types.js';
+
+export interface ClientOptions extends TransportOptions {
+  /** The SHA-256 used to verify outputs and uploads (default: WebCrypto; the Node entry passes node:crypto). */
+  sha256?: Sha256Factory;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface KeyedCallOptions extends CallOptions {
+  /** 1 to 128 characters; default: a new random UUID. Reuse it only for the same request. */
+  idempotencyKey?: string;
+}
+
+export interface EventListParams extends PageParams {
+  /** Only these event types. */
+  types?: string[];
+}
+
+export interface EventIterateOptions extends EventListParams, CallOptions {
+  /** Keep polling for new events after the last page (default false: stop when caught up). */
+  follow?: boolean;
+  /** Delay between polls of an empty feed while following (default 1000 ms; grows to 5 s while idle). */
+  pollIntervalMs?: number;
+}
+
+/** Every item of a cursor-paged list, page after page. */
+export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>, cursor?: string): AsyncGenerator<T> {
+  let next: string | null | undefined = cursor;
+  do {
+    const page = await fetchPage(next ?? undefined);
+    yield* page.items;
+    next = page.nextCursor;
+  } while (next);
+}
+
+const id = (value: string) => encodeURIComponent(value);
+const newKey = () => globalThis.crypto.randomUUID();
+
+export function createClient(options: ClientOptions) {
+  const transport = new Transport(options);
+  const sha256 = options.sha256 ?? webCryptoSha256;
+  const get = async <T>(path: string, query?: Record<string, string | number | undefined>, o: CallOptions = {}) =>
+    (await transport.json<T>({ method: 'GET', path, query, signal: o.signal, retry: true })).data;
+  const post = async <T>(path: string, json?: unknown, o: CallOptions = {}) =>
+    (await transport.json<T>({ method: 'POST', path, json, signal: o.signal, retry: false })).data;
+  const postKeyed = async <T>(path: string, json: unknown, o: KeyedCallOptions = {}) =>
+    (await transport.json<T>({ method: 'POST', path, json, headers: { 'idempotency-key': o.idempotencyKey ?? newKey() }, signal: o.signal, retry: true })).data;
+  const page = (p: PageParams = {}) => ({ limit: p.limit, cursor: p.cursor });
+
+  const events = {
+    /** One page of the workspace event feed, oldest first; `nextCursor` is never null. */
+    list: (params: EventListParams = {}, o?: CallOptions) =>
+      get<EventPage>('/v1/events', { ...page(params), types: params.types?.length ? params.types.join(',') : undefined }, o),
+    /** Pages of the feed from `cursor`; with `follow`, forever (empty pages are not yielded). */
+    async *pages(params: EventIterateOptions = {}): AsyncGenerator<EventPage> {
+      let cursor = params.cursor;
+      let idle = 0;
+      for (;;) {
+        const p = await events.list({ ...params, cursor }, { signal: params.signal });
+        cursor = p.nextCursor;
+        if (p.items.length) {
+          idle = 0;
+          yield p;
+        }
+        if (p.hasMore) continue;
+        if (!params.follow) return;
+        const base = params.pollIntervalMs ?? 1000;
+        await sleep(Math.min(Math.max(base, 5000), base * 1.5 ** idle++), params.signal);
+      }
+    },
+    /** Every event from `cursor` (default: the start of the feed); with `follow`, waits for new ones. */
+    async *iterate(params: EventIterateOptions = {}): AsyncGenerator<ServiceEvent> {
+      for await (const p of events.pages(params)) yield* p.items;
+    },
+  };
+
+  const jobs = {
+    list: (params?: PageParams, o?: CallOptions) => get<Page<JobSummary>>('/v1/jobs', page(params), o),
+    iterate: (params: PageParams = {}) => paginate((cursor) => jobs.list({ ...params, cursor }), params.cursor),
+    get: (jobId: string, o?: CallOptions) => get<Job>(`/v1/jobs/${id(jobId)}`, undefined, o),
+    cancel: (jobId: string, o?: CallOptions) => post<Job>(`/v1/jobs/${id(jobId)}/cancel`, undefined, o),
+    /** Puts a failed job back to pending (same jobId); retried safely with one Idempotency-Key. */
+    retry: (jobId: string, o?: KeyedCallOptions) => postKeyed<QueuedRun>(`/v1/jobs/${id(jobId)}/retry`, undefined, o),
+    /** Resolves with the job's terminal snapshot (completed, failed or cancelled). */
+    wait: (jobId: string, o?: WaitOptions) => waitForJob(transport, jobId, o),
+    /** The complete output, read and verified page by page, parsed. */
+    output: async <T = unknown>(jobId: string, o?: OutputReadOptions): Promise<T> => (await readOutputDocument<T>(transport, sha256, jobId, o)).result,
+    /** The complete output with its text, digest, size and how it was read. */
+    outputDocument: <T = unknown>(jobId: string, o?: OutputReadOptions): Promise<OutputDocument<T>> => readOutputDocument<T>(transport, sha256, jobId, o),
+  };
+
+  const runs = {
+    /**
+     * Runs an operation: 200 `{kind: 'result', result}` for a synchronous one, 202 `{kind: 'job', jobId}`
+     * for a queued one. Network failures, 5xx and 429 are retried with the same Idempotency-Key.
+     */
+    create: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: KeyedCallOptions) =>
+      postKeyed<RunResponse<Op>>('/v1/runs', { operationId, input }, o),
+    /** create, then (for a queued operation) wait and read the complete output. */
+    async complete<Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o: KeyedCallOptions & WaitOptions = {}): Promise<{ job: Job | undefined; status: string; result: OperationResult<Op> | null; costMillicents: number; errorCode: string | null }> {
+      const run = await runs.create(operationId, input, o);
+      if (run.kind === 'result') return { job: undefined, status: run.status, result: run.result, costMillicents: run.costMillicents, errorCode: run.errorCode };
+      const job = await jobs.wait(run.jobId, o);
+      const result = job.status === 'completed' ? await jobs.output<OperationResult<Op>>(job.id, { signal: o.signal }) : null;
+      return { job, status: job.status, result, costMillicents: job.costMillicents, errorCode: job.errorCode };
+    },
+  };
+
+  const media = {
+    list: (params?: PageParams, o?: CallOptions) => get<Page<MediaItem>>('/v1/media', page(params), o),
+    iterate: (params: PageParams = {}) => paginate((cursor) => media.list({ ...params, cursor }), params.cursor),
+    get: (mediaId: string, o?: CallOptions) => get<MediaItem>(`/v1/media/${id(mediaId)}`, undefined, o),
+    /** Uploads a Blob, bytes or a stream and checks the stored sha256 against the bytes sent. */
+    upload: (source: UploadSource, o?: UploadOptions) => uploadMedia(transport, sha256, source, o),
+    /** A signed download URL (works without the key until expiresAt). */
+    downloadUrl: (mediaId: string, o?: CallOptions) => get<MediaDownload>(`/v1/media/${id(mediaId)}/download`, undefined, o),
+  };
+
+  return {
+    transport,
+    workspaces: { list: (o?: CallOptions) => get<{ items: Workspace[] }>('/v1/workspaces', undefined, o) },
+    tools: { list: (o?: CallOptions) => get<{ items: Tool[] }>('/v1/tools', undefined, o) },
+    estimates: {
+      create: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: CallOptions) => post<Estimate>('/v1/estimates', { operationId, input }, o),
+    },
+    runs,
+    jobs,
+    queue: { get: (o?: CallOptions) => get<Queue>('/v1/queue', undefined, o) },
+    balance: {
+      get: (params?: PageParams, o?: CallOptions) => get<Balance>('/v1/balance', page(params), o),
+      /** Every credit allocation, page after page. */
+      allocations: (params: PageParams = {}): AsyncGenerator<Allocation> =>
+        paginate(async (cursor) => {
+          const b = await get<Balance>('/v1/balance', page({ ...params, cursor }));
+          return { items: b.allocations, nextCursor: b.nextCursor };
+        }, params.cursor),
+    },
+    transactions: {
+      list: (params?: PageParams, o?: CallOptions) => get<Page<Transaction>>('/v1/transactions', page(params), o),
+      iterate: (params: PageParams = {}) => paginate((cursor) => get<Page<Transaction>>('/v1/transactions', page({ ...params, cursor })), params.cursor),
+    },
+    media,
+    usage: { get: (o?: CallOptions) => get<Usage>('/v1/usage', undefined, o) },
+    events,
+    webhooks: {
+      list: (o?: CallOptions) => get<{ items: Webhook[] }>('/v1/webhooks', undefined, o),
+      create: (body: WebhookCreate, o?: CallOptions) => post<WebhookWithSecret>('/v1/webhooks', body, o),
+      update: (webhookId: string, body: WebhookUpdate, o?: CallOptions) => post<{ webhook: Webhook }>(`/v1/webhooks/${id(webhookId)}/update`, body, o),
+      revoke: (webhookId: string, o?: CallOptions) => post<{ webhook: Webhook }>(`/v1/webhooks/${id(webhookId)}/revoke`, undefined, o),
+      rotate: (webhookId: string, o?: CallOptions) => post<WebhookWithSecret>(`/v1/webhooks/${id(webhookId)}/rotate`, undefined, o),
+      deliveries: (webhookId: string, o?: CallOptions) => get<{ items: WebhookDelivery[] }>(`/v1/webhooks/${id(webhookId)}/deliveries`, undefined, o),
+      replay: (webhookId: string, deliveryId: string, o?: CallOptions) =>
+        post<{ delivery: WebhookDelivery }>(`/v1/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/replay`, undefined, o),
+    },
+  };
+}
+
+export type Client = ReturnType<typeof createClient>;

@@ -1,0 +1,162 @@
+/**
+ * was-client (packages/sdk/src/cli) against the built server as a process: `run --wait` without a
+ * terminal (plain progress lines on stderr, the result on stdout), `--out` with produced files,
+ * `--json` everywhere, jobs output --verify, media upload and download, events tail, the
+ * documented exit codes, and `listen` (test/sdk-listen.ts, on the same server). The binary is
+ * spawned where the process matters (no terminal, exit status, kill and restart); the other
+ * commands run their command line in this process (sdk-support.ts `runCli`), which saves a Node
+ * start-up per command.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { adminPost } from './support/processes.js';
+import { png } from './media-support.js';
+import { cli, describeEachServer, freePort, runCli } from './sdk-support.js';
+import { listenTest } from './sdk-listen.js';
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+describeEachServer('was-client', (get) => {
+  test('run --wait without a terminal: plain progress lines on stderr, then status, cost and the result on stdout; exit 0', async () => {
+    const { env } = get();
+    const r = await cli(['run', 'image.generate', '--input', '{"prompt":"a kite [sim:delay=400] [sim:steps=4]"}', '--wait'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stderr.trim().split('\n');
+    assert.ok(lines.length >= 2, r.stderr);
+    for (const line of lines) assert.match(line, /^job [0-9a-f-]{36} (pending|processing|completed) \d+%$/, 'plain lines, no terminal control characters');
+    assert.ok(lines.some((l) => / processing /.test(l)), r.stderr);
+    assert.match(r.stdout, /^job [0-9a-f-]{36} completed, cost \d+ millicents/);
+    const result = JSON.parse(r.stdout.slice(r.stdout.indexOf('\n') + 1));
+    assert.ok(result.images.length >= 1);
+  });
+
+  test('run --wait --json: one JSON document on stdout, JSON progress lines on stderr', async () => {
+    const { env } = get();
+    const r = await runCli(['run', 'image.generate', '--input', '{"prompt":"x [sim:delay=100]"}', '--wait', '--json'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.status, 'completed');
+    assert.ok(out.costMillicents > 0);
+    assert.equal(out.result.images[0].mimeType, 'image/png');
+    for (const line of r.stderr.trim().split('\n')) assert.equal(JSON.parse(line).type, 'progress');
+  });
+
+  test('run --out writes the verified output and downloads the produced files (sha256 checked); jobs output --verify reports the check', async () => {
+    const { env } = get();
+    const dir = mkdtempSync(join(tmpdir(), 'was-cli-out-'));
+    try {
+      const input = join(dir, 'input.json');
+      writeFileSync(input, JSON.stringify({ prompt: 'y [sim:outputBytes=30000]', count: 2 }));
+      const r = await runCli(['run', 'image.generate', '--input', `@${input}`, '--out', join(dir, 'result.json'), '--json'], env);
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout);
+      const text = readFileSync(join(dir, 'result.json'), 'utf8');
+      assert.deepEqual(JSON.parse(text), out.result);
+      const files = readdirSync(dir).filter((f) => f.endsWith('.png'));
+      assert.equal(files.length, 2);
+      for (const image of out.result.images) {
+        const file = files.find((f) => f.startsWith(image.mediaId))!;
+        assert.equal(sha256(readFileSync(join(dir, file))), image.sha256);
+      }
+      const verified = await runCli(['jobs', 'output', out.jobId, '--verify', '--json'], env);
+      assert.equal(verified.code, 0, verified.stderr);
+      const report = JSON.parse(verified.stdout);
+      assert.equal(report.verified, true);
+      assert.equal(report.totalBytes, Buffer.byteLength(text));
+      assert.ok(report.pages >= 4);
+      const human = await runCli(['jobs', 'output', out.jobId, '--verify'], env);
+      assert.match(human.stdout, /^verified: \d+ bytes in \d+ pages, sha256 [0-9a-f]{64}\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('media upload, list and download (sha256 checked both ways); tools, estimate, usage, balance, transactions, jobs list, events tail with --json', async () => {
+    const { env } = get();
+    const dir = mkdtempSync(join(tmpdir(), 'was-cli-media-'));
+    try {
+      const bytes = await png(6, 6);
+      writeFileSync(join(dir, 'dot.png'), bytes);
+      const up = await runCli(['media', 'upload', join(dir, 'dot.png'), '--json'], env);
+      assert.equal(up.code, 0, up.stderr);
+      const item = JSON.parse(up.stdout);
+      assert.equal(item.sha256, sha256(bytes));
+      const list = JSON.parse((await runCli(['media', 'list', '--json'], env)).stdout);
+      assert.ok(list.items.some((m: { id: string }) => m.id === item.id));
+      const down = await runCli(['media', 'download', item.id, '--out', join(dir, 'copy.png'), '--json'], env);
+      assert.equal(down.code, 0, down.stderr);
+      assert.deepEqual(readFileSync(join(dir, 'copy.png')), bytes);
+
+      const tools = JSON.parse((await runCli(['tools', '--json'], env)).stdout);
+      assert.ok(tools.some((t: { operations: { operationId: string }[] }) => t.operations.some((o) => o.operationId === 'link.preview')));
+      const estimate = JSON.parse((await runCli(['estimate', 'image.generate', '--input', '{"prompt":"p"}', '--json'], env)).stdout);
+      assert.equal(estimate.operationId, 'image.generate');
+      assert.equal(JSON.parse((await runCli(['usage', '--json'], env)).stdout).plan, 'pro');
+      assert.ok(JSON.parse((await runCli(['balance', '--json'], env)).stdout).totalMillicents > 0);
+      assert.ok(Array.isArray(JSON.parse((await runCli(['transactions', '--json'], env)).stdout)));
+      assert.ok(JSON.parse((await runCli(['jobs', 'list', '--json'], env)).stdout).items.length > 0);
+      const tail = await runCli(['events', 'tail', '--types', 'media.created', '--json'], env);
+      assert.equal(tail.code, 0, tail.stderr);
+      const events = tail.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      assert.ok(events.length >= 1 && events.every((e) => e.type === 'media.created'));
+      assert.ok(events.some((e) => e.data.media.id === item.id));
+      const human = await runCli(['events', 'tail', '--types', 'media.created'], env);
+      assert.match(human.stdout, /media\.created +[0-9a-f-]{36} media /);
+      assert.match(human.stderr, /resume with --cursor /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the binary exits with the documented codes: 2 without configuration, 4 with a bad key, 0 for help', async () => {
+    const { env } = get();
+    const [missing, badKey, help] = await Promise.all([
+      cli(['tools'], { SERVICE_URL: env.SERVICE_URL! }),
+      cli(['usage', '--json'], { ...env, SERVICE_API_KEY: 'wask_not_a_key' }),
+      cli(['--help'], {}),
+    ]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /missing configuration: SERVICE_API_KEY \(--api-key\), SERVICE_WORKSPACE \(--workspace\)/);
+    assert.equal(badKey.code, 4);
+    assert.equal(JSON.parse(badKey.stderr).error.code, 'UNAUTHENTICATED');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: was-client/);
+  });
+
+  test('exit codes: 2 usage, 3 refused, 4 authentication, 5 not found, 6 limited, 7 job failed, 9 unavailable; errors as JSON on stderr with --json', async () => {
+    const { env, server, tenant } = get();
+    assert.equal((await runCli(['tools'], { SERVICE_URL: env.SERVICE_URL! })).code, 2, 'missing key and workspace');
+    assert.equal((await runCli(['frobnicate'], env)).code, 2);
+    assert.equal((await runCli(['run', 'image.generate'], env)).code, 2, 'no --input');
+    assert.equal((await runCli(['run', 'image.generate', '--input', '{oops'], env)).code, 2);
+    assert.equal((await runCli(['help'], {})).code, 0);
+    const invalid = await runCli(['estimate', 'image.generate', '--input', '{"prompt":""}', '--json'], env);
+    assert.equal(invalid.code, 3);
+    assert.equal(JSON.parse(invalid.stderr).error.code, 'INVALID_INPUT');
+    const badKey = await runCli(['usage', '--json'], { ...env, SERVICE_API_KEY: 'wask_not_a_key' });
+    assert.equal(badKey.code, 4);
+    assert.equal(JSON.parse(badKey.stderr).error.status, 401);
+    assert.ok(JSON.parse(badKey.stderr).error.requestId);
+    const missing = await runCli(['jobs', 'get', '00000000-0000-4000-8000-000000000000'], env);
+    assert.equal(missing.code, 5);
+    assert.match(missing.stderr, /^was-client: .+\(request .+\)\n$/);
+    const failed = await runCli(['run', 'image.generate', '--input', '{"prompt":"x [sim:fail=PROVIDER_ERROR]"}', '--wait', '--json'], env);
+    assert.equal(failed.code, 7, failed.stderr);
+    assert.equal(JSON.parse(failed.stdout).errorCode, 'PROVIDER_ERROR');
+    const closed = await freePort();
+    const down = await runCli(['usage', '--retries', '0'], { ...env, SERVICE_URL: `http://127.0.0.1:${closed}` });
+    assert.equal(down.code, 9, down.stderr);
+    // 429 last: the workspace's minute budget is made tiny.
+    await adminPost(server.base, `/admin/v1/workspaces/${tenant.workspaceId}/settings`, { limits: { pointsPerMinute: 1 } });
+    let limited: number | null = 0;
+    for (let i = 0; i < 3 && limited !== 6; i++) limited = (await runCli(['usage', '--retries', '0'], env)).code;
+    assert.equal(limited, 6);
+    await adminPost(server.base, `/admin/v1/workspaces/${tenant.workspaceId}/settings`, { limits: { pointsPerMinute: 100_000 } });
+  });
+
+  test('listen forwards job events signed like real webhooks; after kill -9 and a restart it continues without loss or duplicates', () => listenTest(get()));
+});
