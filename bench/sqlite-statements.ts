@@ -21,7 +21,7 @@ import { createTestContext, disposeTestContext } from '../test/support/harness.j
 import { seedTenant } from '../test/support/seed.js';
 import { updateWorkspaceSettings } from '../src/modules/accounts/service.js';
 import { startCheckpointer } from '../src/db/sqlite-checkpointer.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 import { rawLoop } from './jobs-drain.js';
 import { runBody, sleep } from './jobs-support.js';
 

@@ -17,7 +17,7 @@ import { createDeps, type Deps } from './deps.js';
 import { OPERATIONS } from './operations/registry.js';
 import { probeEngines } from './providers/local/engines.js';
 import { acquireServerLock } from './process-lock.js';
-import { JobWorker } from './queue/worker.js';
+import { JobWorker } from './worker/job-worker.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { onDeliveriesScheduled } from './modules/webhooks/fan-out.js';
 import { startMaintenance } from './worker/maintenance.js';

@@ -11,11 +11,11 @@ import { admin, call, describeEachDatabase, type TestContext } from './support/h
 import { seedTenant, type Tenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { balance, drain, run } from './support/jobs.js';
-import { JobWorker } from '../src/queue/worker.js';
-import { claimJobs } from '../src/queue/claim.js';
+import { JobWorker } from '../src/worker/job-worker.js';
+import { claimJobs } from '../src/worker/job-claim.js';
 import { finishJob } from '../src/modules/jobs/lifecycle.js';
 import { IDEMPOTENCY_TTL_MS, requestHash } from '../src/modules/idempotency/service.js';
-import { batchTransaction } from '../src/queue/batch-transaction.js';
+import { batchTransaction } from '../src/db/batch-transaction.js';
 import { lockWorkspaceQuery } from '../src/modules/accounts/store.js';
 import { writeAdmissionsQuery } from '../src/modules/runs/admission-batch-store.js';
 import { writeFinishMoneyQuery } from '../src/modules/jobs/finish-batch-store.js';

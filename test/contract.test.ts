@@ -27,7 +27,7 @@ import {
   type SpecPlan,
 } from './support/contract-oracle.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
-import { claimJobs } from '../src/queue/claim.js';
+import { claimJobs } from '../src/worker/job-claim.js';
 
 type Input = Record<string, unknown>;
 

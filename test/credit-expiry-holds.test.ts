@@ -13,7 +13,7 @@ import { planExpiry } from '../src/modules/billing/expiry.js';
 import { grantCredits, sweepExpirations } from '../src/modules/billing/service.js';
 import { findOperation } from '../src/operations/registry.js';
 import { runMaintenanceOnce } from '../src/worker/maintenance.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { balance, drain, getJob, run } from './support/jobs.js';
 import { assertLedgerInvariants } from './support/ledger.js';

@@ -10,7 +10,7 @@ import { admin, call, describeEachDatabase } from './support/harness.js';
 import { seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { balance, run } from './support/jobs.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 
 describeEachDatabase('jobs of one workspace racing', (get) => {
   test('admissions, completions and cancels interleave: every request answers, every job ends in exactly one terminal state, the ledger holds', async () => {

@@ -12,7 +12,7 @@ import { assertLedgerInvariants } from './support/ledger.js';
 import { drain, readCompleteOutput, run } from './support/jobs.js';
 import { gateAdapter } from './support/gates.js';
 import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from './support/snapshot.js';
-import { claimJobs } from '../src/queue/claim.js';
+import { claimJobs } from '../src/worker/job-claim.js';
 import { executeJob } from '../src/modules/jobs/executor.js';
 
 const KB = 1024;

@@ -13,8 +13,8 @@ import { seedTenant } from './support/seed.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { drain, getJob, run } from './support/jobs.js';
 import { findOperation } from '../src/operations/registry.js';
-import { inTransaction } from '../src/queue/group-commit.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { inTransaction } from '../src/db/group-commit.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 import { activeCounts } from '../src/modules/jobs/store.js';
 import { sumOpenHolds } from '../src/modules/billing/store.js';
 
@@ -132,7 +132,7 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 2, pointsPerMinute: 1_000_000 } });
     for (let i = 0; i < 5; i++) await run(ctx, t, 'music.generate', MUSIC(`${i}`));
     const worker = new JobWorker(ctx.deps, { concurrency: 8 });
-    const { claimJobs } = await import('../src/queue/claim.js');
+    const { claimJobs } = await import('../src/worker/job-claim.js');
     const claimed = await claimJobs(ctx.deps, worker.owner, 8);
     assert.equal(claimed.length, 2);
     assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 3, processing: 2, held: 5 * MUSIC_MAX });
@@ -141,7 +141,7 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
 
   test('running-jobs limit: a workspace at its limit does not hold back the queue (its waiting jobs are no candidates)', async () => {
     const ctx = get();
-    const { claimJobs } = await import('../src/queue/claim.js');
+    const { claimJobs } = await import('../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
     const busy = await seedTenant(ctx.deps, { credits: 1_000_000 });
     await admin(ctx, `/admin/v1/workspaces/${busy.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 1, pointsPerMinute: 1_000_000 } });
@@ -162,7 +162,7 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
 
   test('running-jobs limit: the largest overrides the admin API accepts still let jobs be admitted and claimed', async () => {
     const ctx = get();
-    const { claimJobs } = await import('../src/queue/claim.js');
+    const { claimJobs } = await import('../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
     const huge = Number.MAX_SAFE_INTEGER;
@@ -175,7 +175,7 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
 
   test('claims follow queue order across workspaces when slots are scarce (not the order of workspace ids)', async () => {
     const ctx = get();
-    const { claimJobs } = await import('../src/queue/claim.js');
+    const { claimJobs } = await import('../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
     // Ids are time-ordered: `first` has the smaller id, but `second` admits the older job.
     const first = await seedTenant(ctx.deps, { credits: 1_000_000 });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileStrict } from '../src/http/validation.js';
 import { findOperation } from '../src/operations/registry.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 import { storeGeneratedMedia } from '../src/modules/media/service.js';
 import { assertError, assertOk } from './support/assertions.js';
 import { testDatabaseNames } from './support/databases.js';

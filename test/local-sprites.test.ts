@@ -24,7 +24,7 @@ import { assertLedgerInvariants } from './support/ledger.js';
 import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
 import { FakeOpenAi } from './support/fake-openai.js';
 import { FakeReplicate } from './support/fake-replicate.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 
 const PRICE = { perRunMillicents: 700, perFrameMillicents: 250 };
 const CREDITS = 1_000_000;

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../src/deps.js';
 import { systemClock } from '../src/lib/clock.js';
 import { sumOpenHolds } from '../src/modules/billing/store.js';
-import { JobWorker } from '../src/queue/worker.js';
+import { JobWorker } from '../src/worker/job-worker.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from './support/databases.js';
 import { admin, call, createTestContext, disposeTestContext, type TestContext } from './support/harness.js';
 import { balance, drain, getJob, run } from './support/jobs.js';

@@ -69,12 +69,12 @@ export interface Capabilities extends SqlCapabilities {
   skipLocked: boolean;
   /**
    * The driver keeps named statements per connection (node-postgres): a hot query sent by name
-   * is parsed and planned once per connection instead of on every call (jobs/prepared.ts).
+   * is parsed and planned once per connection instead of on every call (db/prepared.ts).
    */
   namedStatements?: boolean;
   /**
    * Several statements per round trip on one connection (PostgreSQL server): the batched money
-   * paths send theirs in pipelines (db/pg-pipeline.ts, queue/batch-transaction.ts).
+   * paths send theirs in pipelines (db/pg-pipeline.ts, db/batch-transaction.ts).
    */
   pipelines?: Pipelines;
 }

@@ -1,6 +1,6 @@
 /**
  * Guarded writes on PostgreSQL: a batch that decided from figures read before it took its lock
- * (runs/admission-batch.ts, jobs/finish-batch.ts, queue/claim.ts) writes with a statement that
+ * (runs/admission-batch.ts, jobs/finish-batch.ts, worker/job-claim.ts) writes with a statement that
  * re-checks, under the lock, that those figures still allow what it writes, and fails otherwise,
  * so the transaction (and the commit sent in the same pipeline) goes no further. The caller
  * recognises the failure and decides again under the lock.

@@ -46,7 +46,7 @@ const names = new Map<string, string>();
 
 /**
  * The name a statement is prepared under on a connection: derived from its text, so one name
- * never means two statements (also used by jobs/prepared.ts). Texts here are fixed per kind of
+ * never means two statements (also used by db/prepared.ts). Texts here are fixed per kind of
  * statement (values travel as parameters), so the cache stays small.
  */
 export function statementName(text: string): string {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 /** Helpers for tests that run operations and drive the job worker. */
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { JobWorker } from '../../src/queue/worker.js';
+import { JobWorker } from '../../src/worker/job-worker.js';
 import { call, type TestContext } from './harness.js';
 import type { Tenant } from './seed.js';
 

@@ -4,7 +4,7 @@ import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
 import type { Database, Row } from '../../db/schema.js';
 import type { LimitOverrides, MemberRole, Organization, Plan, User, Workspace } from './types.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -135,7 +135,7 @@ export async function findWorkspace(db: Db, id: string): Promise<Workspace | und
 /** Reads the workspace and locks its row for the rest of the transaction (PostgreSQL): read-modify-write. */
 /**
  * The PostgreSQL row lock of a workspace as a compiled statement, for batches that send it in a
- * pipeline with the statements that follow it (queue/batch-transaction.ts); the same lock as
+ * pipeline with the statements that follow it (db/batch-transaction.ts); the same lock as
  * db/locking.ts takes.
  */
 export function lockWorkspaceQuery(db: Kysely<Database>, id: string): CompiledQuery {

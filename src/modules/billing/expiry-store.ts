@@ -1,7 +1,7 @@
 /** SQL for credit expiry: due allocations, the holds they may back, and the sweep's workspace list. */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

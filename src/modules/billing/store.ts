@@ -2,7 +2,7 @@
 import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import { sqlCapabilitiesOf } from '../../db/connect.js';
 import type { Database, Row } from '../../db/schema.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -7,7 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { fanOutEvent } from '../webhooks/fan-out.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -11,8 +11,8 @@ import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { inWrite } from '../../queue/group-commit.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { inWrite } from '../../db/group-commit.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 

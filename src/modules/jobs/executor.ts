@@ -14,7 +14,7 @@ import { findDomain } from '../domains/store.js';
 import { raiseProviderKeyRejected } from '../notifications/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
-import { inTransaction, inWrite } from '../../queue/group-commit.js';
+import { inTransaction, inWrite } from '../../db/group-commit.js';
 import * as store from './store.js';
 import type { JobRow } from './store.js';
 

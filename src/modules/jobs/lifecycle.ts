@@ -10,7 +10,7 @@ import type { Deps } from '../../deps.js';
 import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
 import { insertEvent } from '../events/store.js';
 import { publishJobChange } from './changes.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { inTransaction } from '../../db/group-commit.js';
 import { settle } from '../reservations/service.js';
 import { recordGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { lockWorkspace } from '../../db/locking.js';

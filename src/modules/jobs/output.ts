@@ -13,7 +13,7 @@ import { AppError } from '../../http/errors.js';
 import { hmacSha256, safeEqual } from '../../lib/crypto.js';
 import { toIso } from '../../lib/clock.js';
 import type { OutputPageFields } from './output-body.js';
-import { arg, prepared } from './prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 import { outputDocument } from './output-document.js';
 
 export const FRAGMENT_BYTES = 8192;

@@ -16,7 +16,7 @@ import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
 import { cancelRemoteWork } from './executor.js';
 import { toMetadata, toSnapshot, type JobSnapshot } from './snapshot.js';
 import * as store from './store.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { inTransaction } from '../../db/group-commit.js';
 
 async function requireJob(deps: Deps, workspaceId: string, jobId: string) {
   const row = await store.findJob(deps.db, workspaceId, jobId);

@@ -2,7 +2,7 @@
 import { sql, type Kysely, type Transaction, type Updateable } from 'kysely';
 import { sqlCapabilitiesOf, type Capabilities } from '../../db/connect.js';
 import type { Database, JobStatus, JobsTable, Row } from '../../db/schema.js';
-import { arg, prepared, type PreparedQuery } from './prepared.js';
+import { arg, prepared, type PreparedQuery } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 export type JobRow = Row<'jobs'>;

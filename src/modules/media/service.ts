@@ -19,7 +19,7 @@ import { newId, isUuid } from '../../lib/ids.js';
 import type { MediaField, MediaKind } from '../../operations/contract.js';
 import type { Workspace } from '../accounts/types.js';
 import { insertEvent } from '../events/store.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { inTransaction } from '../../db/group-commit.js';
 import { storageKeyFor } from './blob-store.js';
 import { bareMimeType, formatForDeclared, kindForMimeType, sanitizeFileName } from './formats.js';
 import { inspectUpload } from './inspect.js';

@@ -2,7 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Row } from '../../db/schema.js';
 import type { StoredKind } from './formats.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

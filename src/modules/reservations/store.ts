@@ -1,7 +1,7 @@
 /** SQL for holds (reservations) and spending allocations earliest-expiry first. */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 import { inSpendingOrder, type SpendableAllocation } from './spending.js';
 
 type Db = Kysely<Database> | Transaction<Database>;

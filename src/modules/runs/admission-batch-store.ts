@@ -3,7 +3,7 @@
  * the batch weighs plus the stored Idempotency-Keys it names, and one statement writes the jobs,
  * holds, first versions and stored responses of all admitted runs (and notifies their job-change
  * feed). The queries are compiled here and sent by the batch's transaction
- * (queue/batch-transaction.ts) in two round trips whatever the batch's size: the read, then the
+ * (db/batch-transaction.ts) in two round trips whatever the batch's size: the read, then the
  * workspace lock, the guarded write and the commit (or, after a guard failed: lock and read, then
  * write and commit).
  */

@@ -21,7 +21,7 @@ import type { Capabilities } from '../../db/connect.js';
 import type { Database } from '../../db/schema.js';
 import { findDueAllocations } from '../billing/expiry-store.js';
 import { sumLiveRemaining, sumOpenHolds } from '../billing/store.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 import { countPending } from '../jobs/store.js';
 import { dueCreditsSql, heldCreditsSql, liveCreditsSql, pendingJobsSql } from './figures-sql.js';
 

@@ -34,7 +34,7 @@ import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
 import { reserve } from '../reservations/service.js';
 import { checkOperationRequest, personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
-import { inTransaction } from '../../queue/group-commit.js';
+import { inTransaction } from '../../db/group-commit.js';
 
 export interface RunRequest {
   operationId: string;

@@ -3,12 +3,12 @@
  * success write). Building and compiling these with Kysely cost more CPU per delivery than
  * SQLite needs to run them; each is built once per dialect (and per list length, for the
  * statements with an IN list or one fencing term per row) with placeholder arguments, the same
- * way as src/modules/jobs/prepared.ts, and a call only swaps the parameters. The SQL is exactly
+ * way as src/db/prepared.ts, and a call only swaps the parameters. The SQL is exactly
  * what the query builder produces, so typing and dialect handling stay Kysely's.
  */
 import { sql, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

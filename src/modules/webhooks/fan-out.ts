@@ -12,7 +12,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, WebhookDeliveriesTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
-import { arg, prepared } from '../jobs/prepared.js';
+import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -14,9 +14,9 @@
  * must not change result type".
  */
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { directSqlite, runDirect } from '../../db/sqlite-direct.js';
-import { statementName } from '../../db/pg-pipeline.js';
+import type { Database } from './schema.js';
+import { directSqlite, runDirect } from './sqlite-direct.js';
+import { statementName } from './pg-pipeline.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

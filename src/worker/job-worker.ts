@@ -8,9 +8,9 @@ import type { Deps } from '../deps.js';
 import { newId } from '../lib/ids.js';
 import { executeJob } from '../modules/jobs/executor.js';
 import type { JobRow } from '../modules/jobs/store.js';
-import { claimJobs, heartbeat } from './claim.js';
+import { claimJobs, heartbeat } from './job-claim.js';
 import { WorkerShutdown } from '../providers/types.js';
-import { recoverExpiredLeases } from './recovery.js';
+import { recoverExpiredLeases } from './job-recovery.js';
 
 export interface JobWorkerOptions {
   concurrency?: number;

@@ -15,15 +15,15 @@ import { jobChangesNotifiedInSql, jobChangesToNotify, JOB_CHANGES_CHANNEL } from
 import { guardCheck, isGuardFailure } from '../db/guard.js';
 import { toMetadata } from '../modules/jobs/snapshot.js';
 import type { Database } from '../db/schema.js';
-import { arg, prepared } from '../modules/jobs/prepared.js';
-import { batchTransaction } from './batch-transaction.js';
+import { arg, prepared } from '../db/prepared.js';
+import { batchTransaction } from '../db/batch-transaction.js';
 import type { Deps } from '../deps.js';
 import type { LimitOverrides, Plan, Workspace } from '../modules/accounts/types.js';
 import { findWorkspaceLocked, lockWorkspaceQuery } from '../modules/accounts/store.js';
 import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, VERSION_COLUMNS, type JobRow } from '../modules/jobs/store.js';
 import { PLAN_DEFAULTS, resolveLimits } from '../modules/usage/plans.js';
-import { inTransaction } from './group-commit.js';
+import { inTransaction } from '../db/group-commit.js';
 
 /**
  * SQL: the workspaces that run as many jobs as their running-jobs limit allows (the override,

@@ -7,12 +7,12 @@
  */
 import type { CompiledQuery, Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
-import type { Database } from '../db/schema.js';
-import type { BatchRunner, PipelineResult } from '../db/pg-pipeline.js';
-import { executeNamed } from '../modules/jobs/prepared.js';
+import type { Database } from './schema.js';
+import type { BatchRunner, PipelineResult } from './pg-pipeline.js';
+import { executeNamed } from './prepared.js';
 import { inTransaction } from './group-commit.js';
 
-export type { BatchRunner } from '../db/pg-pipeline.js';
+export type { BatchRunner } from './pg-pipeline.js';
 
 export function batchTransaction<T>(deps: Pick<Deps, 'db' | 'caps'>, fn: (tx: BatchRunner) => Promise<T>): Promise<T> {
   if (deps.caps.pipelines) return deps.caps.pipelines.transaction(fn);

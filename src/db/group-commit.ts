@@ -16,11 +16,17 @@
  * anyway; sharing one takes the lock and the commit's WAL flush once per batch instead of once
  * per unit, which is what bounded one busy workspace's throughput. Only units that lock nothing
  * beyond that workspace may share (two such batches cannot wait for each other in a cycle).
+ *
+ * The rule for writers: a write on a request's or a job's hot path goes through `inTransaction`
+ * (several statements that must commit together) or `inWrite` (statements that stand alone), so
+ * that it shares commits on a single-writer database. `db.transaction()` directly is for the rest:
+ * rare operator and owner changes (keys, webhooks, domains, settings), housekeeping, and the
+ * batched money paths (db/batch-transaction.ts), which hold a connection of their own.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Deps } from '../deps.js';
-import type { Database } from '../db/schema.js';
-import { directSqlite, runDirect } from '../db/sqlite-direct.js';
+import type { Database } from './schema.js';
+import { directSqlite, runDirect } from './sqlite-direct.js';
 
 export type Unit<T> = (trx: Transaction<Database>) => Promise<T>;
 
