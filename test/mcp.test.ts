@@ -24,6 +24,8 @@ async function connect(ctx: TestContext, secret: string): Promise<Client> {
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${await baseUrl(ctx)}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
   await client.connect(transport);
+  // Listing first makes the SDK client check every later result against the tool's outputSchema.
+  await client.listTools();
   return client;
 }
 
@@ -50,13 +52,14 @@ describeEachDatabase('MCP transport', (get) => {
       }
       assert.deepEqual(routesWithoutTool(listRoutes(ctx.app)), [], 'every public route has a tool or a reason not to');
       for (const x of tools) {
-        assert.match(x.name, /^service_[a-z]+_[a-z]+$/);
+        assert.match(x.name, /^service_[a-z]+_[a-z_]+$/);
         assert.equal(x.inputSchema.type, 'object');
         assert.ok(x.inputSchema.required?.includes('workspaceId'), `${x.name} takes workspaceId`);
         assert.equal((x.inputSchema as { additionalProperties?: boolean }).additionalProperties, false);
       }
       const runs = tools.find((x) => x.name === 'service_runs_create')!;
-      assert.deepEqual([...runs.inputSchema.required!].sort(), ['idempotencyKey', 'input', 'operationId', 'workspaceId']);
+      assert.deepEqual([...runs.inputSchema.required!].sort(), ['input', 'operationId', 'workspaceId'], 'idempotencyKey is optional');
+      assert.ok(runs.inputSchema.properties!.idempotencyKey);
       const output = tools.find((x) => x.name === 'service_jobs_output')!;
       assert.deepEqual(Object.keys(output.inputSchema.properties!).sort(), ['cursor', 'jobId', 'workspaceId']);
       const upload = tools.find((x) => x.name === 'service_media_upload')!;
@@ -172,6 +175,8 @@ describeEachDatabase('MCP transport', (get) => {
     const narrow = await connect(ctx, readOnly.secret);
     try {
       assert.deepEqual((await narrow.listTools()).tools.map((x) => x.name), ['service_workspaces_list'], 'tools/list shows the tools the key’s scopes allow');
+      const perOperation = await tool(narrow, 'service_run_chat_generate', { workspaceId: t.workspace.id, ...CHAT });
+      assert.deepEqual([perOperation.isError, perOperation.status, perOperation.body.code], [true, 403, 'FORBIDDEN_SCOPE'], 'a per-operation tool is refused as its REST run');
       const scope = await tool(narrow, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: randomUUID() });
       assert.deepEqual([scope.isError, scope.status, scope.body.code], [true, 403, 'FORBIDDEN_SCOPE']);
       const foreign = await tool(client, 'service_balance_get', { workspaceId: other.workspace.id });

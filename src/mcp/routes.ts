@@ -11,7 +11,7 @@
  * REST response body (JSON text, also as structuredContent); a refusal is a result with
  * `isError: true` and the same error body, its HTTP status and Retry-After in `_meta`.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -24,7 +24,10 @@ import {
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { listRoutes } from '../app.js';
+import { listRoutes, type RouteEntry } from '../app.js';
+import { OPERATION_IDS } from '../operations/ids.js';
+import { operationToolName, operationTools, runsToolForKey } from './operation-tools.js';
+import { catalog } from '../modules/tools/service.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';
@@ -33,6 +36,7 @@ import { compileStrict } from '../http/validation.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { internalMcpHeaders } from './internal.js';
+import { toolResult } from './results.js';
 import { buildTools, type McpTool } from './tools.js';
 
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
@@ -42,14 +46,8 @@ type Validator = ReturnType<typeof compileStrict>;
 /** `root` is the app built by buildApp: its route catalog gives the tools, and tool calls are injected into it. */
 export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyInstance): Promise<void> {
   // Built at the first call, when every route is registered (the tools come from the route catalog).
-  let tools: { list: McpTool[]; byName: Map<string, { tool: McpTool; validate: Validator }> } | undefined;
-  const toolTable = () => {
-    if (!tools) {
-      const list = buildTools(listRoutes(root));
-      tools = { list, byName: new Map(list.map((tool) => [tool.name, { tool, validate: compileStrict(tool.inputSchema) }])) };
-    }
-    return tools;
-  };
+  let tools: ToolTable | undefined;
+  const toolTable = () => (tools ??= buildToolTable(listRoutes(root)));
 
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
     const key = await authenticate(deps, request);
@@ -59,11 +57,16 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
     // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: toolTable()
-        .list.filter((t) => t.scope === undefined || (key.scopes as string[]).includes(t.scope))
-        .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools: listedTools(deps, key, toolTable()).map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+        annotations: t.annotations,
+      })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, toolTable().byName.get(call.params.name), call.params.name, call.params.arguments ?? {}, request));
+    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, findTool(deps, key, toolTable(), call.params.name), call.params.name, call.params.arguments ?? {}, request));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // The transport writes the response itself: the headers set so far (X-Request-Id, which every
     // response carries) go onto the raw response first, since Fastify does not send them after hijack.
@@ -148,6 +151,65 @@ function answerInvalidParams(transport: StreamableHTTPServerTransport): void {
   };
 }
 
+interface ToolTable {
+  list: McpTool[];
+  byName: Map<string, { tool: McpTool; validate: Validator }>;
+  /** Per-operation tool name → a call entry for it (every operation: a key that may not run it gets REST's refusal). */
+  operations: Map<string, { tool: McpTool; validate: Validator }>;
+  /** service_runs_create's validators by the list of operations a key may run (few distinct lists). */
+  runsValidators: Map<string, Validator>;
+}
+
+/** What a per-operation tool call must carry besides the input: the REST run checks the input itself. */
+const OPERATION_CALL_SCHEMA = {
+  type: 'object',
+  properties: { workspaceId: { type: 'string', format: 'uuid' }, idempotencyKey: { type: 'string', minLength: 1, maxLength: 128 } },
+  required: ['workspaceId'],
+  additionalProperties: true,
+};
+
+function buildToolTable(routes: RouteEntry[]): ToolTable {
+  const list = buildTools(routes);
+  const byName = new Map(list.map((tool) => [tool.name, { tool, validate: compileStrict(tool.inputSchema) }]));
+  const runs = byName.get('service_runs_create')!.tool;
+  const validate = compileStrict(OPERATION_CALL_SCHEMA);
+  const operations = new Map(
+    OPERATION_IDS.map((id) => [operationToolName(id), { tool: { ...runs, name: operationToolName(id), operationId: id }, validate }]),
+  );
+  return { list, byName, operations, runsValidators: new Map() };
+}
+
+/**
+ * The tool called and the validator of its arguments. service_runs_create is checked against the
+ * schema the key was shown (operationId one of its operations), like every other tool's
+ * arguments; a per-operation tool's input is checked by the run itself.
+ */
+function findTool(deps: Deps, key: ApiKey, table: ToolTable, name: string) {
+  if (name !== 'service_runs_create') return table.byName.get(name) ?? table.operations.get(name);
+  const runs = table.byName.get(name)!.tool;
+  const ids = catalog(deps, key).flatMap((tool) => tool.operations.map((op) => op.operationId as string));
+  const cacheKey = ids.join(',');
+  let validate = table.runsValidators.get(cacheKey);
+  if (!validate) {
+    validate = compileStrict(runsToolForKey(runs, ids).inputSchema);
+    table.runsValidators.set(cacheKey, validate);
+  }
+  return { tool: runs, validate };
+}
+
+/**
+ * The tools a key sees: the route tools its scopes allow, with service_runs_create's operationId
+ * listing the operations it may run here, and one run tool per such operation.
+ */
+function listedTools(deps: Deps, key: ApiKey, table: ToolTable): McpTool[] {
+  const allowed = table.list.filter((t) => t.scope === undefined || (key.scopes as string[]).includes(t.scope));
+  const runs = allowed.find((t) => t.name === 'service_runs_create');
+  if (!runs) return allowed;
+  const perOperation = operationTools(deps, key, runs);
+  const withEnum = runsToolForKey(runs, perOperation.map((t) => t.operationId!));
+  return [...allowed.map((t) => (t === runs ? withEnum : t)), ...perOperation].sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /** The key of the MCP request: valid, and allowed the mcp transport. */
 async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey | AppError> {
   const key = await checkPresentedKey(deps, {
@@ -163,7 +225,7 @@ async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey
 
 function toolError(code: 'INVALID_REQUEST' | 'NOT_FOUND', message: string, details?: Record<string, unknown>): CallToolResult {
   const body = { success: false, code, message, ...(details ? { details } : {}) };
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true, _meta: { httpStatus: code === 'NOT_FOUND' ? 404 : 400 } };
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta: { httpStatus: code === 'NOT_FOUND' ? 404 : 400 } };
 }
 
 /** Replays a tool call onto its REST route and answers with the route's response body. */
@@ -197,12 +259,19 @@ async function callTool(
     authorization: String(original.headers.authorization),
     'x-service-workspace': String(args.workspaceId),
   };
-  if (tool.idempotencyKey) headers['idempotency-key'] = String(args.idempotencyKey);
+  // Runs and retries without a key get one drawn here, returned with the result (a second call
+  // with it replays instead of spending again).
+  const idempotencyKey = tool.idempotencyKey === 'none' ? undefined : args.idempotencyKey === undefined ? randomUUID() : String(args.idempotencyKey);
+  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   let payload: string | Buffer | undefined;
   if (tool.upload) {
     const multipart = uploadBody(String(args.name), String(args.mimeType), Buffer.from(String(args.dataBase64), 'base64'));
     headers['content-type'] = multipart.contentType;
     payload = multipart.body;
+  } else if (tool.operationId !== undefined) {
+    const input = Object.fromEntries(Object.entries(args).filter(([name]) => name !== 'workspaceId' && name !== 'idempotencyKey'));
+    headers['content-type'] = 'application/json';
+    payload = stringifyJson({ operationId: tool.operationId, input });
   } else if (tool.method === 'POST' && tool.bodyParams.length > 0) {
     headers['content-type'] = 'application/json';
     payload = stringifyJson(Object.fromEntries(tool.bodyParams.filter((b) => args[b] !== undefined).map((b) => [b, args[b]])));
@@ -214,14 +283,13 @@ async function callTool(
   } catch {
     body = { success: false, code: 'INTERNAL_ERROR', message: 'The service answered without a JSON body.' };
   }
-  const isError = res.statusCode >= 400;
   const retryAfter = res.headers['retry-after'];
-  return {
-    content: [{ type: 'text', text: res.body }],
-    structuredContent: body,
-    isError,
-    _meta: { httpStatus: res.statusCode, ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}) },
-  };
+  return toolResult({
+    statusCode: res.statusCode,
+    body,
+    ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}),
+    ...(tool.idempotencyKey === 'optional' ? { idempotencyKey } : {}),
+  });
 }
 
 /**
