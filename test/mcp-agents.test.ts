@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { TYPICAL_INPUTS } from '../src/modules/tools/typical-inputs.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
-import { call, describeEachDatabase } from './support/harness.js';
+import { call, describeEachDatabase, testConfig } from './support/harness.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { baseUrl, callTool, connectClient } from './support/mcp-client.js';
 import { seedKey, seedTenant } from './support/seed.js';
@@ -242,5 +242,40 @@ describeEachDatabase('MCP for agents', (get) => {
     } finally {
       await client.close();
     }
+  });
+
+  test('transport hygiene: Origin outside MCP_ALLOWED_ORIGINS is 403 before the key is read, requests without Origin pass; an unsupported MCP-Protocol-Version is a 400 naming the supported ones', async () => {
+    const ctx = get();
+    const base = await baseUrl(ctx);
+    const t = await seedTenant(ctx.deps);
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: init });
+    const auth = { authorization: `Bearer ${t.secret}` };
+    assert.equal((await post(auth)).status, 200, 'no Origin: a non-browser client');
+    // The default allow list is the origin of PUBLIC_BASE_URL.
+    assert.equal((await post({ ...auth, origin: new URL(ctx.config.publicBaseUrl).origin })).status, 200);
+    for (const origin of ['http://evil.example', 'null', `${new URL(ctx.config.publicBaseUrl).origin}.evil.example`]) {
+      for (const headers of [{ ...auth, origin }, { origin }]) {
+        const refused = await post(headers);
+        assert.equal(refused.status, 403, origin);
+        const body = (await refused.json()) as { code: string; requestId: string };
+        assert.equal(body.code, 'FORBIDDEN_ORIGIN', 'refused before the key (none or valid) is looked at');
+        assert.ok(body.requestId);
+      }
+    }
+    const initialized = (await (await post(auth)).json()) as { result: { protocolVersion: string; capabilities: Record<string, unknown> } };
+    assert.equal(initialized.result.protocolVersion, '2025-11-25');
+    for (const version of ['1999-01-01', 'junk']) {
+      const res = await post({ ...auth, 'mcp-protocol-version': version });
+      assert.equal(res.status, 400);
+      const json = (await res.json()) as { id: unknown; error: { code: number; message: string; data: { supported: string[]; requested: string } } };
+      assert.deepEqual([json.id, json.error.code, json.error.data.requested], [null, -32600, version]);
+      assert.ok(json.error.data.supported.includes('2025-11-25') && json.error.data.supported.includes('2025-06-18'));
+      assert.match(json.error.message, /supports 2025-11-25/);
+    }
+    // The allow list is configurable; a malformed entry stops start-up with the others listed.
+    assert.deepEqual(testConfig(ctx.dataDir, { MCP_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:6274' }).mcpAllowedOrigins, ['https://app.example.com', 'http://localhost:6274']);
+    assert.throws(() => testConfig(ctx.dataDir, { MCP_ALLOWED_ORIGINS: 'https://app.example.com/path,*' }), /MCP_ALLOWED_ORIGINS: "https:\/\/app.example.com\/path"[\s\S]*MCP_ALLOWED_ORIGINS: "\*"/);
   });
 });

@@ -109,14 +109,14 @@ describeEachDatabase('MCP transport', (get) => {
     assert.equal((await fetch(`${base}/mcp`)).status, 405);
   });
 
-  test('JSON-RPC batches: an empty batch, or one that repeats a request id, is refused whole (HTTP 400, -32600) and runs nothing', async () => {
+  test('JSON-RPC batches: refused for revisions that removed them (2025-06-18 on); an empty batch, or one that repeats a request id, is refused whole (HTTP 400, -32600) and runs nothing', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
     const t = await seedTenant(ctx.deps);
     const post = (body: unknown) =>
       fetch(`${base}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-06-18' },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-03-26' },
         body: JSON.stringify(body),
       });
     const upload = (id: number) => ({
@@ -134,9 +134,21 @@ describeEachDatabase('MCP transport', (get) => {
       assert.equal(json.error.code, -32600);
       assert.match(json.error.message, reason);
     }
-    const ping = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
-    assert.equal(ping.status, 200, 'distinct ids are answered');
-    assert.deepEqual(((await ping.json()) as { id: number }[]).map((r) => r.id).sort(), [1, 2]);
+    // Batches exist up to protocol revision 2025-03-26 (the one assumed without the header).
+    const pings = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}` };
+    for (const revision of ['2025-03-26', undefined]) {
+      const ping = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...(revision ? { 'mcp-protocol-version': revision } : {}) }, body: pings });
+      assert.equal(ping.status, 200, 'distinct ids are answered');
+      assert.deepEqual(((await ping.json()) as { id: number }[]).map((r) => r.id).sort(), [1, 2]);
+    }
+    for (const revision of ['2025-06-18', '2025-11-25']) {
+      const refused = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': revision }, body: pings });
+      assert.equal(refused.status, 400, `no batches in ${revision}`);
+      const json = (await refused.json()) as { id: unknown; error: { code: number; message: string } };
+      assert.deepEqual([json.id, json.error.code], [null, -32600]);
+      assert.match(json.error.message, /batches are not part of MCP/);
+    }
   });
 
   test('service_runs_create runs like POST /v1/runs: same body and points, executionOrigin mcp on the job and the ledger, Idempotency-Key replays', async () => {

@@ -37,6 +37,7 @@ import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '.
 import type { ApiKey } from '../modules/auth/types.js';
 import { internalMcpHeaders } from './internal.js';
 import { toolResult } from './results.js';
+import { originAllowed, transportRefusal } from './transport-rules.js';
 import { buildTools, type McpTool } from './tools.js';
 
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
@@ -50,8 +51,14 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   const toolTable = () => (tools ??= buildToolTable(listRoutes(root)));
 
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
+    // A browser page of another origin (DNS rebinding) is refused before the key is read.
+    if (!originAllowed(request.headers.origin, deps.config.mcpAllowedOrigins)) {
+      return sendAppError(request, reply, new AppError('FORBIDDEN_ORIGIN', { details: { origin: request.headers.origin } }));
+    }
     const key = await authenticate(deps, request);
     if (key instanceof AppError) return sendAppError(request, reply, key);
+    const transportRefused = transportRefusal(request.headers['mcp-protocol-version'], request.body);
+    if (transportRefused) return reply.status(transportRefused.status).send(transportRefused.body);
     const refusal = batchRefusal(request.body);
     if (refusal) return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${refusal}` } });
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
