@@ -21,6 +21,7 @@ import {
   InitializeRequestSchema,
   isJSONRPCRequest,
   ListToolsRequestSchema,
+  McpError,
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -35,9 +36,10 @@ import { AppError } from '../http/errors.js';
 import { compileStrict } from '../http/validation.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
-import { internalMcpHeaders } from './internal.js';
-import { toolResult } from './results.js';
+import { toolResult, type ReplayedAnswer } from './results.js';
+import { replayRest } from './replay.js';
 import { originAllowed, transportRefusal } from './transport-rules.js';
+import { registerTaskHandlers, taskForCall, withProgress } from './tasks.js';
 import { buildTools, type McpTool } from './tools.js';
 
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
@@ -61,7 +63,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     if (transportRefused) return reply.status(transportRefused.status).send(transportRefused.body);
     const refusal = batchRefusal(request.body);
     if (refusal) return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${refusal}` } });
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } } });
     // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: listedTools(deps, key, toolTable()).map((t) => ({
@@ -71,10 +73,23 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
         inputSchema: t.inputSchema,
         outputSchema: t.outputSchema,
         annotations: t.annotations,
+        ...(taskCapable(t) && t.asynchronous !== false ? { execution: { taskSupport: 'optional' as const } } : {}),
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, findTool(deps, key, toolTable(), call.params.name), call.params.name, call.params.arguments ?? {}, request));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+      const name = call.params.name;
+      const entry = findTool(deps, key, toolTable(), name);
+      if (call.params.task && !(entry && taskCapable(entry.tool))) {
+        throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (only runs and retries do); call it without "task".`);
+      }
+      const work = replayTool(root, entry, name, call.params.arguments ?? {}, request);
+      if (call.params.task) return taskForCall(deps, name, await work);
+      const answer = await withProgress(extra._meta?.progressToken, extra.sendNotification, name, work);
+      return answer.early ?? toolResult(answer.answer);
+    });
+    registerTaskHandlers(server, deps, root, request);
+    // SSE only where notifications can come before the answer; JSON for everything else.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(request.headers.accept, request.body) });
     // The transport writes the response itself: the headers set so far (X-Request-Id, which every
     // response carries) go onto the raw response first, since Fastify does not send them after hijack.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
@@ -158,6 +173,27 @@ function answerInvalidParams(transport: StreamableHTTPServerTransport): void {
   };
 }
 
+/** Tools that may run as an MCP task: those whose call makes a job (runs and retries). */
+function taskCapable(tool: McpTool): boolean {
+  return tool.operationId !== undefined || tool.name === 'service_runs_create' || tool.name === 'service_jobs_retry';
+}
+
+/**
+ * Whether to answer with an SSE stream: the client accepts one and the body holds a request that
+ * may send notifications before its answer (tasks/result, or tools/call with a progressToken).
+ */
+function wantsStream(accept: string | undefined, body: unknown): boolean {
+  if (!accept?.includes('text/event-stream')) return false;
+  return (Array.isArray(body) ? body : [body]).some((message) => {
+    if (message === null || typeof message !== 'object') return false;
+    const m = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    return m.method === 'tasks/result' || (m.method === 'tools/call' && m.params?._meta?.progressToken !== undefined);
+  });
+}
+
+/** A tool call's outcome: the REST answer, or a tool error when the call never reached the route. */
+export type ToolOutcome = { early: CallToolResult; answer?: undefined } | { early?: undefined; answer: ReplayedAnswer };
+
 interface ToolTable {
   list: McpTool[];
   byName: Map<string, { tool: McpTool; validate: Validator }>;
@@ -235,37 +271,36 @@ function toolError(code: 'INVALID_REQUEST' | 'NOT_FOUND', message: string, detai
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta: { httpStatus: code === 'NOT_FOUND' ? 404 : 400 } };
 }
 
-/** Replays a tool call onto its REST route and answers with the route's response body. */
-async function callTool(
+/**
+ * Replays a tool call onto its REST route: the route's answer, or a tool error when the call never
+ * reaches it (unknown tool, arguments outside the tool's schema).
+ */
+export async function replayTool(
   app: FastifyInstance,
   entry: { tool: McpTool; validate: Validator } | undefined,
   name: string,
   args: Record<string, unknown>,
   original: FastifyRequest,
-): Promise<CallToolResult> {
-  if (!entry) return toolError('NOT_FOUND', `No tool named ${name}.`);
+): Promise<ToolOutcome> {
+  if (!entry) return { early: toolError('NOT_FOUND', `No tool named ${name}.`) };
   const { tool, validate } = entry;
   if (!validate(args)) {
     const errors = (validate.errors ?? []).map((e) => ({
       pointer: e.instancePath || '/',
       message: `${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`,
     }));
-    return toolError('INVALID_REQUEST', 'The tool arguments do not match its input schema.', { errors });
+    return { early: toolError('INVALID_REQUEST', 'The tool arguments do not match its input schema.', { errors }) };
   }
   // Buffer.from(…, 'base64') skips what it cannot read and stops at padding: refuse such text
   // rather than upload bytes the client did not send.
   if (tool.upload && !isBase64(String(args.dataBase64))) {
-    return toolError('INVALID_REQUEST', 'dataBase64 is not base64.', { errors: [{ pointer: '/dataBase64', message: 'must be base64 (RFC 4648, standard or URL-safe alphabet)' }] });
+    return { early: toolError('INVALID_REQUEST', 'dataBase64 is not base64.', { errors: [{ pointer: '/dataBase64', message: 'must be base64 (RFC 4648, standard or URL-safe alphabet)' }] }) };
   }
   let url = tool.url;
   for (const p of tool.pathParams) url = url.replace(`:${p}`, encodeURIComponent(String(args[p])));
   const query: Record<string, string> = {};
   for (const q of tool.queryParams) if (args[q] !== undefined) query[q] = String(args[q]);
-  const headers: Record<string, string> = {
-    ...internalMcpHeaders(),
-    authorization: String(original.headers.authorization),
-    'x-service-workspace': String(args.workspaceId),
-  };
+  const headers: Record<string, string> = {};
   // Runs and retries without a key get one drawn here, returned with the result (a second call
   // with it replays instead of spending again).
   const idempotencyKey = tool.idempotencyKey === 'none' ? undefined : args.idempotencyKey === undefined ? randomUUID() : String(args.idempotencyKey);
@@ -283,20 +318,8 @@ async function callTool(
     headers['content-type'] = 'application/json';
     payload = stringifyJson(Object.fromEntries(tool.bodyParams.filter((b) => args[b] !== undefined).map((b) => [b, args[b]])));
   }
-  const res = await app.inject({ method: tool.method, url, query, headers, ...(payload !== undefined ? { payload } : {}), remoteAddress: original.ip });
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(res.body) as Record<string, unknown>;
-  } catch {
-    body = { success: false, code: 'INTERNAL_ERROR', message: 'The service answered without a JSON body.' };
-  }
-  const retryAfter = res.headers['retry-after'];
-  return toolResult({
-    statusCode: res.statusCode,
-    body,
-    ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}),
-    ...(tool.idempotencyKey === 'optional' ? { idempotencyKey } : {}),
-  });
+  const answer = await replayRest(app, original, { method: tool.method, url, query, headers, workspaceId: String(args.workspaceId), ...(payload !== undefined ? { payload } : {}) });
+  return { answer: { ...answer, ...(tool.idempotencyKey === 'optional' ? { idempotencyKey } : {}) } };
 }
 
 /**

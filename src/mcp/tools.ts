@@ -215,6 +215,17 @@ export function buildTools(routes: RouteEntry[]): McpTool[] {
     const name = TOOL_NAMES[`${route.method} ${route.url}`];
     if (name) tools.push(toolFor(route, name));
   }
+  // Runs and retries may be followed as MCP tasks, whose result is the job snapshot (tasks.ts):
+  // their structuredContent is either body.
+  const job = tools.find((t) => t.name === 'service_jobs_get');
+  for (const tool of tools) {
+    if (job && (tool.name === 'service_runs_create' || tool.name === 'service_jobs_retry')) {
+      const own = tool.outputSchema.properties as Record<string, JsonSchema>;
+      const extras = { nextStep: own.nextStep!, idempotencyKey: own.idempotencyKey! };
+      tool.outputSchema = { type: 'object', properties: extras, anyOf: [tool.outputSchema, job.outputSchema] };
+      tool.description += ' As an MCP task, the task result is the job snapshot (as service_jobs_get answers it).';
+    }
+  }
   return tools.sort((a, b) => a.name.localeCompare(b.name));
 }
 
