@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { TYPICAL_INPUTS } from '../src/modules/tools/typical-inputs.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
+import { SCOPES } from '../src/modules/auth/scopes.js';
 import { call, describeEachDatabase, testConfig } from './support/harness.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { baseUrl, callTool, connectClient } from './support/mcp-client.js';
@@ -277,5 +278,55 @@ describeEachDatabase('MCP for agents', (get) => {
     // The allow list is configurable; a malformed entry stops start-up with the others listed.
     assert.deepEqual(testConfig(ctx.dataDir, { MCP_ALLOWED_ORIGINS: 'https://app.example.com, http://localhost:6274' }).mcpAllowedOrigins, ['https://app.example.com', 'http://localhost:6274']);
     assert.throws(() => testConfig(ctx.dataDir, { MCP_ALLOWED_ORIGINS: 'https://app.example.com/path,*' }), /MCP_ALLOWED_ORIGINS: "https:\/\/app.example.com\/path"[\s\S]*MCP_ALLOWED_ORIGINS: "\*"/);
+  });
+
+  test('the new tools (one per operation, runs, lookup) follow the REST rules: another workspace is 403 FORBIDDEN_WORKSPACE, a key without the scope is 403 FORBIDDEN_SCOPE', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const other = await seedTenant(ctx.deps);
+    const client = await connectClient(ctx, t.secret);
+    try {
+      const { tools } = await client.listTools();
+      /** Arguments that fit a tool's published schema, for the checks that come before the route's own validation. */
+      const argsFor = (schema: any, workspaceId: string): Record<string, unknown> => {
+        const args: Record<string, unknown> = { workspaceId };
+        for (const name of schema.required ?? []) {
+          if (name === 'workspaceId') continue;
+          const prop = schema.properties[name];
+          args[name] =
+            name === 'dataBase64' ? 'iVBORw0KGgo=' : name === 'operationId' ? 'chat.generate' : name === 'input' ? {} : name === 'eventTypes' ? ['job.completed'] : prop?.format === 'uuid' ? randomUUID() : prop?.type === 'array' ? [] : 'https://x.example/a';
+        }
+        return args;
+      };
+      const scopeOf = (name: string, description: string) => /scope ([a-z]+:[a-z]+)/.exec(description)?.[1] ?? (name.startsWith('service_run_') ? 'tools:run' : undefined);
+      let checked = 0;
+      const narrowClients = new Map<string, Awaited<ReturnType<typeof connectClient>>>();
+      try {
+        // The tools this issue added (the route tools' REST twins are in the shared route matrix).
+        for (const x of tools.filter((tool) => tool.name.startsWith('service_run_') || tool.name === 'service_runs_lookup' || tool.name === 'service_runs_create')) {
+          ctx.clock.advance(10_000); // refusals of a key count toward its suspension; keep below the threshold
+          const foreign = await callTool(client, x.name, argsFor(x.inputSchema, other.workspace.id));
+          assert.deepEqual([foreign.isError, foreign.status, foreign.body.code], [true, 403, 'FORBIDDEN_WORKSPACE'], `${x.name} in another workspace`);
+          const scope = scopeOf(x.name, x.description!);
+          assert.ok(scope, `${x.name} names its scope`);
+          let narrowClient = narrowClients.get(scope);
+          if (!narrowClient) {
+            const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'], scopes: SCOPES.filter((s) => s !== scope) });
+            narrowClient = await connectClient(ctx, narrow.secret);
+            narrowClients.set(scope, narrowClient);
+          }
+          assert.ok(!(await narrowClient.listTools()).tools.some((listed) => listed.name === x.name), `${x.name} is not listed without ${scope}`);
+          const refused = await callTool(narrowClient, x.name, argsFor(x.inputSchema, t.workspace.id));
+          assert.deepEqual([refused.isError, refused.status, refused.body.code], [true, 403, 'FORBIDDEN_SCOPE'], `${x.name} without ${scope}`);
+          checked++;
+        }
+      } finally {
+        for (const c of narrowClients.values()) await c.close();
+      }
+      assert.equal(checked, OPERATION_IDS.length + 2, `${checked} tools checked`);
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    } finally {
+      await client.close();
+    }
   });
 });
