@@ -708,7 +708,16 @@ describeEachDatabase('MCP fuzz', (get) => {
           assert.equal(res.body, '', '202 has no body');
           stats.accepted202 += 1;
         } else if (res.statusCode === 200) {
-          const parsed = res.json();
+          // JSON, or an SSE stream (a tools/call with a progressToken, tasks/result): its data
+          // lines are notifications (no id) and the responses.
+          const sse = String(res.headers['content-type']).startsWith('text/event-stream');
+          const parsed = sse
+            ? res.body
+                .split('\n')
+                .filter((line) => line.startsWith('data: '))
+                .map((line) => JSON.parse(line.slice(6)))
+                .filter((message: Body) => !(typeof message.method === 'string' && message.method.startsWith('notifications/')))
+            : res.json();
           const responses: Body[] = Array.isArray(parsed) ? parsed : [parsed];
           const requests: Body[] = (() => {
             const p = JSON.parse(text);
