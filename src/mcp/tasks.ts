@@ -42,6 +42,11 @@ import { toolResult, type ReplayedAnswer } from './results.js';
 /** How often a waiting tasks/result reads the job, and how often a long call reports progress. */
 export const TASK_POLL_MS = 250;
 export const PROGRESS_EVERY_MS = 1000;
+/**
+ * The longest one tasks/result waits (a job can wait in a queue for hours): then it answers a
+ * JSON-RPC error holding the task, and the client asks again.
+ */
+export const MAX_RESULT_WAIT_MS = 10 * 60_000;
 /** What a task client is told to wait between tasks/get. */
 const POLL_INTERVAL_MS = 1000;
 
@@ -164,7 +169,9 @@ export function registerTaskHandlers(server: Server, deps: Deps, app: FastifyIns
     const token = extra._meta?.progressToken;
     let lastStatus = job.status;
     let lastPercent = -1;
+    const deadline = Date.now() + MAX_RESULT_WAIT_MS;
     while (!isTerminalJob(job.status) && !extra.signal.aborted) {
+      if (Date.now() > deadline) throw new McpError(-32000, `Task ${taskId} is still working; call tasks/result again.`, { task: taskOf(job) });
       if (token !== undefined && job.progress.percentage !== lastPercent) {
         lastPercent = job.progress.percentage;
         await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: lastPercent, total: 100, message: taskOf(job).statusMessage! } }).catch(() => undefined);
