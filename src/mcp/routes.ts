@@ -1,9 +1,10 @@
 /**
- * The MCP transport (decisions.md): Streamable HTTP at `/mcp`, stateless (each POST carries
- * whole JSON-RPC messages and gets JSON back; no session to keep, so any process of a
- * deployment answers). The request authenticates with the same bearer key as REST, which must
- * allow the `mcp` transport from the caller's address (401, 403 FORBIDDEN_IP, KEY_SUSPENDED and
- * FORBIDDEN_TRANSPORT are HTTP answers, as on REST).
+ * The MCP transport (decisions.md, docs/mcp.md): Streamable HTTP at `/mcp`, stateless (each POST
+ * carries whole JSON-RPC messages and gets JSON back, or an SSE stream where notifications come
+ * before the answer; no session to keep, so any process of a deployment answers). The request
+ * authenticates with the same bearer key as REST, which must allow the `mcp` transport from the
+ * caller's address (401, 403 FORBIDDEN_IP, KEY_SUSPENDED and FORBIDDEN_TRANSPORT are HTTP
+ * answers, as on REST).
  *
  * A tool call is replayed in-process onto its REST route (Fastify inject, marked as MCP by
  * mcp/internal.ts), so workspace, scope, IP range, usage points, validation and errors are the
@@ -25,26 +26,22 @@ import {
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { listRoutes, type RouteEntry } from '../app.js';
-import { OPERATION_IDS } from '../operations/ids.js';
-import { operationToolName, operationTools, runsToolForKey } from './operation-tools.js';
-import { catalog } from '../modules/tools/service.js';
+import { listRoutes } from '../app.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
-import { compileStrict } from '../http/validation.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
-import { toolResult, type ReplayedAnswer } from './results.js';
+import { toolResult } from './results.js';
 import { replayRest } from './replay.js';
 import { originAllowed, transportRefusal } from './transport-rules.js';
 import { registerTaskHandlers, taskForCall, withProgress } from './tasks.js';
-import { buildTools, type McpTool } from './tools.js';
+import type { McpTool } from './tools.js';
+import { buildToolTable, findTool, listedTools, taskCapable, type ToolOutcome, type ToolTable, type Validator } from './tool-table.js';
 
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
 
-type Validator = ReturnType<typeof compileStrict>;
 
 /** `root` is the app built by buildApp: its route catalog gives the tools, and tool calls are injected into it. */
 export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyInstance): Promise<void> {
@@ -173,11 +170,6 @@ function answerInvalidParams(transport: StreamableHTTPServerTransport): void {
   };
 }
 
-/** Tools that may run as an MCP task: those whose call makes a job (runs and retries). */
-function taskCapable(tool: McpTool): boolean {
-  return tool.operationId !== undefined || tool.name === 'service_runs_create' || tool.name === 'service_jobs_retry';
-}
-
 /**
  * Whether to answer with an SSE stream: the client accepts one and the body holds a request that
  * may send notifications before its answer (tasks/result, or tools/call with a progressToken).
@@ -189,68 +181,6 @@ function wantsStream(accept: string | undefined, body: unknown): boolean {
     const m = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
     return m.method === 'tasks/result' || (m.method === 'tools/call' && m.params?._meta?.progressToken !== undefined);
   });
-}
-
-/** A tool call's outcome: the REST answer, or a tool error when the call never reached the route. */
-export type ToolOutcome = { early: CallToolResult; answer?: undefined } | { early?: undefined; answer: ReplayedAnswer };
-
-interface ToolTable {
-  list: McpTool[];
-  byName: Map<string, { tool: McpTool; validate: Validator }>;
-  /** Per-operation tool name → a call entry for it (every operation: a key that may not run it gets REST's refusal). */
-  operations: Map<string, { tool: McpTool; validate: Validator }>;
-  /** service_runs_create's validators by the list of operations a key may run (few distinct lists). */
-  runsValidators: Map<string, Validator>;
-}
-
-/** What a per-operation tool call must carry besides the input: the REST run checks the input itself. */
-const OPERATION_CALL_SCHEMA = {
-  type: 'object',
-  properties: { workspaceId: { type: 'string', format: 'uuid' }, idempotencyKey: { type: 'string', minLength: 1, maxLength: 128 } },
-  required: ['workspaceId'],
-  additionalProperties: true,
-};
-
-function buildToolTable(routes: RouteEntry[]): ToolTable {
-  const list = buildTools(routes);
-  const byName = new Map(list.map((tool) => [tool.name, { tool, validate: compileStrict(tool.inputSchema) }]));
-  const runs = byName.get('service_runs_create')!.tool;
-  const validate = compileStrict(OPERATION_CALL_SCHEMA);
-  const operations = new Map(
-    OPERATION_IDS.map((id) => [operationToolName(id), { tool: { ...runs, name: operationToolName(id), operationId: id }, validate }]),
-  );
-  return { list, byName, operations, runsValidators: new Map() };
-}
-
-/**
- * The tool called and the validator of its arguments. service_runs_create is checked against the
- * schema the key was shown (operationId one of its operations), like every other tool's
- * arguments; a per-operation tool's input is checked by the run itself.
- */
-function findTool(deps: Deps, key: ApiKey, table: ToolTable, name: string) {
-  if (name !== 'service_runs_create') return table.byName.get(name) ?? table.operations.get(name);
-  const runs = table.byName.get(name)!.tool;
-  const ids = catalog(deps, key).flatMap((tool) => tool.operations.map((op) => op.operationId as string));
-  const cacheKey = ids.join(',');
-  let validate = table.runsValidators.get(cacheKey);
-  if (!validate) {
-    validate = compileStrict(runsToolForKey(runs, ids).inputSchema);
-    table.runsValidators.set(cacheKey, validate);
-  }
-  return { tool: runs, validate };
-}
-
-/**
- * The tools a key sees: the route tools its scopes allow, with service_runs_create's operationId
- * listing the operations it may run here, and one run tool per such operation.
- */
-function listedTools(deps: Deps, key: ApiKey, table: ToolTable): McpTool[] {
-  const allowed = table.list.filter((t) => t.scope === undefined || (key.scopes as string[]).includes(t.scope));
-  const runs = allowed.find((t) => t.name === 'service_runs_create');
-  if (!runs) return allowed;
-  const perOperation = operationTools(deps, key, runs);
-  const withEnum = runsToolForKey(runs, perOperation.map((t) => t.operationId!));
-  return [...allowed.map((t) => (t === runs ? withEnum : t)), ...perOperation].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** The key of the MCP request: valid, and allowed the mcp transport. */
