@@ -53,6 +53,12 @@ export interface Config {
   logLevel: LogLevel;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
+  /**
+   * Browser origins allowed to call /mcp (MCP_ALLOWED_ORIGINS; default: the origin of
+   * PUBLIC_BASE_URL). A request with any other Origin is refused 403 (DNS-rebinding defence);
+   * requests without Origin (non-browser clients) are not affected.
+   */
+  mcpAllowedOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -63,6 +69,33 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * MCP_ALLOWED_ORIGINS: comma-separated origins (`https://app.example.com`, `http://localhost:6274`),
+ * each exactly scheme://host[:port] as browsers send it; unset: the origin of PUBLIC_BASE_URL.
+ */
+function originList(raw: string | undefined, publicBaseUrl: string, problems: string[]): string[] {
+  if (raw === undefined) {
+    try {
+      return [new URL(publicBaseUrl).origin];
+    } catch {
+      return []; // PUBLIC_BASE_URL's own problem is reported
+    }
+  }
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const item of items) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(item).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin === undefined || origin === 'null' || origin !== item.toLowerCase().replace(/\/$/, '') || !/^https?:/.test(origin)) {
+      problems.push(`MCP_ALLOWED_ORIGINS: "${item}" is not an origin such as https://app.example.com (scheme, host and port only)`);
+    }
+  }
+  return items.map((item) => item.toLowerCase().replace(/\/$/, ''));
+}
 
 export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
@@ -144,7 +177,10 @@ export function loadConfig(env: Env = process.env): Config {
     providers = loaded.file;
   }
 
+  const mcpAllowedOrigins = originList(str('MCP_ALLOWED_ORIGINS'), publicBaseUrl, problems);
+
   const config: Config = {
+    mcpAllowedOrigins,
     port,
     host,
     databaseUrl,

@@ -26,7 +26,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -192,16 +192,22 @@ interface ToolOutcome {
   retryAfter: number | undefined;
 }
 
-/** A tools/call result: the REST body as text and structuredContent, isError exactly for a REST error status, registered codes. */
+/**
+ * A tools/call result: the REST body as the first text block, and as structuredContent on success
+ * only (an error body would not fit the tool's outputSchema); further blocks are advice text or
+ * resource links; isError exactly for a REST error status, registered codes.
+ */
 function readToolResult(result: Body, where: string): ToolOutcome {
   assert.ok(result !== null && typeof result === 'object', `${where}: a result object`);
-  assert.ok(Array.isArray(result.content) && result.content.length === 1 && result.content[0].type === 'text', `${where}: one text content`);
+  assert.ok(Array.isArray(result.content) && result.content.length >= 1 && result.content[0].type === 'text', `${where}: the body as text first`);
+  for (const block of result.content.slice(1)) assert.ok(block.type === 'text' || block.type === 'resource_link', `${where}: ${block.type} block`);
   const body = JSON.parse(result.content[0].text as string);
-  assert.deepEqual(result.structuredContent, body, `${where}: structuredContent is the text body`);
   const status = result._meta?.httpStatus as number;
   assert.ok(Number.isInteger(status), `${where}: _meta.httpStatus`);
   assert.ok(status < 500, `${where}: no 5xx behind the tool: ${status} ${result.content[0].text}`);
   const isError = result.isError === true;
+  if (isError) assert.equal(result.structuredContent, undefined, `${where}: no structuredContent on an error`);
+  else assert.deepEqual(result.structuredContent, body, `${where}: structuredContent is the text body`);
   assert.equal(isError, status >= 400, `${where}: isError exactly for an error status (${status})`);
   if (isError) {
     assert.equal(body.success, false);
@@ -246,7 +252,8 @@ function restEquivalent(ctx: TestContext, secret: string, route: RestRoute, args
   const query: Record<string, string> = {};
   for (const q of route.query ?? []) if (args[q] !== undefined) query[q] = String(args[q]);
   const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-service-workspace': String(args.workspaceId) };
-  if (route.idempotencyKey) headers['idempotency-key'] = String(args.idempotencyKey);
+  // Without a key the MCP endpoint draws a fresh one; so does the REST twin.
+  if (route.idempotencyKey) headers['idempotency-key'] = args.idempotencyKey === undefined ? randomUUID() : String(args.idempotencyKey);
   let payload: string | Buffer | undefined;
   if (route.upload) {
     const name = String(args.name);
@@ -701,7 +708,16 @@ describeEachDatabase('MCP fuzz', (get) => {
           assert.equal(res.body, '', '202 has no body');
           stats.accepted202 += 1;
         } else if (res.statusCode === 200) {
-          const parsed = res.json();
+          // JSON, or an SSE stream (a tools/call with a progressToken, tasks/result): its data
+          // lines are notifications (no id) and the responses.
+          const sse = String(res.headers['content-type']).startsWith('text/event-stream');
+          const parsed = sse
+            ? res.body
+                .split('\n')
+                .filter((line) => line.startsWith('data: '))
+                .map((line) => JSON.parse(line.slice(6)))
+                .filter((message: Body) => !(typeof message.method === 'string' && message.method.startsWith('notifications/')))
+            : res.json();
           const responses: Body[] = Array.isArray(parsed) ? parsed : [parsed];
           const requests: Body[] = (() => {
             const p = JSON.parse(text);

@@ -24,6 +24,8 @@ async function connect(ctx: TestContext, secret: string): Promise<Client> {
   const client = new Client({ name: 'test-client', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${await baseUrl(ctx)}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
   await client.connect(transport);
+  // Listing first makes the SDK client check every later result against the tool's outputSchema.
+  await client.listTools();
   return client;
 }
 
@@ -50,13 +52,14 @@ describeEachDatabase('MCP transport', (get) => {
       }
       assert.deepEqual(routesWithoutTool(listRoutes(ctx.app)), [], 'every public route has a tool or a reason not to');
       for (const x of tools) {
-        assert.match(x.name, /^service_[a-z]+_[a-z]+$/);
+        assert.match(x.name, /^service_[a-z]+_[a-z_]+$/);
         assert.equal(x.inputSchema.type, 'object');
         assert.ok(x.inputSchema.required?.includes('workspaceId'), `${x.name} takes workspaceId`);
         assert.equal((x.inputSchema as { additionalProperties?: boolean }).additionalProperties, false);
       }
       const runs = tools.find((x) => x.name === 'service_runs_create')!;
-      assert.deepEqual([...runs.inputSchema.required!].sort(), ['idempotencyKey', 'input', 'operationId', 'workspaceId']);
+      assert.deepEqual([...runs.inputSchema.required!].sort(), ['input', 'operationId', 'workspaceId'], 'idempotencyKey is optional');
+      assert.ok(runs.inputSchema.properties!.idempotencyKey);
       const output = tools.find((x) => x.name === 'service_jobs_output')!;
       assert.deepEqual(Object.keys(output.inputSchema.properties!).sort(), ['cursor', 'jobId', 'workspaceId']);
       const upload = tools.find((x) => x.name === 'service_media_upload')!;
@@ -106,14 +109,14 @@ describeEachDatabase('MCP transport', (get) => {
     assert.equal((await fetch(`${base}/mcp`)).status, 405);
   });
 
-  test('JSON-RPC batches: an empty batch, or one that repeats a request id, is refused whole (HTTP 400, -32600) and runs nothing', async () => {
+  test('JSON-RPC batches: refused for revisions that removed them (2025-06-18 on); an empty batch, or one that repeats a request id, is refused whole (HTTP 400, -32600) and runs nothing', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
     const t = await seedTenant(ctx.deps);
     const post = (body: unknown) =>
       fetch(`${base}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-06-18' },
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-03-26' },
         body: JSON.stringify(body),
       });
     const upload = (id: number) => ({
@@ -131,9 +134,21 @@ describeEachDatabase('MCP transport', (get) => {
       assert.equal(json.error.code, -32600);
       assert.match(json.error.message, reason);
     }
-    const ping = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
-    assert.equal(ping.status, 200, 'distinct ids are answered');
-    assert.deepEqual(((await ping.json()) as { id: number }[]).map((r) => r.id).sort(), [1, 2]);
+    // Batches exist up to protocol revision 2025-03-26 (the one assumed without the header).
+    const pings = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}` };
+    for (const revision of ['2025-03-26', undefined]) {
+      const ping = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...(revision ? { 'mcp-protocol-version': revision } : {}) }, body: pings });
+      assert.equal(ping.status, 200, 'distinct ids are answered');
+      assert.deepEqual(((await ping.json()) as { id: number }[]).map((r) => r.id).sort(), [1, 2]);
+    }
+    for (const revision of ['2025-06-18', '2025-11-25']) {
+      const refused = await fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-protocol-version': revision }, body: pings });
+      assert.equal(refused.status, 400, `no batches in ${revision}`);
+      const json = (await refused.json()) as { id: unknown; error: { code: number; message: string } };
+      assert.deepEqual([json.id, json.error.code], [null, -32600]);
+      assert.match(json.error.message, /batches are not part of MCP/);
+    }
   });
 
   test('service_runs_create runs like POST /v1/runs: same body and points, executionOrigin mcp on the job and the ledger, Idempotency-Key replays', async () => {
@@ -172,6 +187,8 @@ describeEachDatabase('MCP transport', (get) => {
     const narrow = await connect(ctx, readOnly.secret);
     try {
       assert.deepEqual((await narrow.listTools()).tools.map((x) => x.name), ['service_workspaces_list'], 'tools/list shows the tools the key’s scopes allow');
+      const perOperation = await tool(narrow, 'service_run_chat_generate', { workspaceId: t.workspace.id, ...CHAT });
+      assert.deepEqual([perOperation.isError, perOperation.status, perOperation.body.code], [true, 403, 'FORBIDDEN_SCOPE'], 'a per-operation tool is refused as its REST run');
       const scope = await tool(narrow, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: randomUUID() });
       assert.deepEqual([scope.isError, scope.status, scope.body.code], [true, 403, 'FORBIDDEN_SCOPE']);
       const foreign = await tool(client, 'service_balance_get', { workspaceId: other.workspace.id });

@@ -20,6 +20,7 @@ export const ERROR_REGISTRY = {
   FORBIDDEN_OPERATION: [403, 'The API key may not run this operation.'],
   FORBIDDEN_TRANSPORT: [403, 'The API key is not enabled for this transport.'],
   FORBIDDEN_IP: [403, 'Requests from this address are not allowed for this API key.'],
+  FORBIDDEN_ORIGIN: [403, 'Requests from this browser origin are not allowed (MCP_ALLOWED_ORIGINS).'],
   PLAN_REQUIRED: [403, "The workspace's plan does not include this feature."],
   KEY_SUSPENDED: [403, 'The API key is temporarily suspended after repeated abuse.'],
   FORBIDDEN: [403, 'Not allowed.'],

@@ -1,9 +1,10 @@
 /**
- * The MCP transport (decisions.md): Streamable HTTP at `/mcp`, stateless (each POST carries
- * whole JSON-RPC messages and gets JSON back; no session to keep, so any process of a
- * deployment answers). The request authenticates with the same bearer key as REST, which must
- * allow the `mcp` transport from the caller's address (401, 403 FORBIDDEN_IP, KEY_SUSPENDED and
- * FORBIDDEN_TRANSPORT are HTTP answers, as on REST).
+ * The MCP transport (decisions.md, docs/mcp.md): Streamable HTTP at `/mcp`, stateless (each POST
+ * carries whole JSON-RPC messages and gets JSON back, or an SSE stream where notifications come
+ * before the answer; no session to keep, so any process of a deployment answers). The request
+ * authenticates with the same bearer key as REST, which must allow the `mcp` transport from the
+ * caller's address (401, 403 FORBIDDEN_IP, KEY_SUSPENDED and FORBIDDEN_TRANSPORT are HTTP
+ * answers, as on REST).
  *
  * A tool call is replayed in-process onto its REST route (Fastify inject, marked as MCP by
  * mcp/internal.ts), so workspace, scope, IP range, usage points, validation and errors are the
@@ -11,7 +12,7 @@
  * REST response body (JSON text, also as structuredContent); a refusal is a result with
  * `isError: true` and the same error body, its HTTP status and Retry-After in `_meta`.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -21,6 +22,7 @@ import {
   InitializeRequestSchema,
   isJSONRPCRequest,
   ListToolsRequestSchema,
+  McpError,
   PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -29,42 +31,62 @@ import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
-import { compileStrict } from '../http/validation.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
-import { internalMcpHeaders } from './internal.js';
-import { buildTools, type McpTool } from './tools.js';
+import { toolResult } from './results.js';
+import { replayRest } from './replay.js';
+import { originAllowed, transportRefusal } from './transport-rules.js';
+import { registerTaskHandlers, taskForCall, withProgress } from './tasks.js';
+import type { McpTool } from './tools.js';
+import { buildToolTable, findTool, listedTools, taskCapable, type ToolOutcome, type ToolTable, type Validator } from './tool-table.js';
 
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
 
-type Validator = ReturnType<typeof compileStrict>;
 
 /** `root` is the app built by buildApp: its route catalog gives the tools, and tool calls are injected into it. */
 export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyInstance): Promise<void> {
   // Built at the first call, when every route is registered (the tools come from the route catalog).
-  let tools: { list: McpTool[]; byName: Map<string, { tool: McpTool; validate: Validator }> } | undefined;
-  const toolTable = () => {
-    if (!tools) {
-      const list = buildTools(listRoutes(root));
-      tools = { list, byName: new Map(list.map((tool) => [tool.name, { tool, validate: compileStrict(tool.inputSchema) }])) };
-    }
-    return tools;
-  };
+  let tools: ToolTable | undefined;
+  const toolTable = () => (tools ??= buildToolTable(listRoutes(root)));
 
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
+    // A browser page of another origin (DNS rebinding) is refused before the key is read.
+    if (!originAllowed(request.headers.origin, deps.config.mcpAllowedOrigins)) {
+      return sendAppError(request, reply, new AppError('FORBIDDEN_ORIGIN', { details: { origin: request.headers.origin } }));
+    }
     const key = await authenticate(deps, request);
     if (key instanceof AppError) return sendAppError(request, reply, key);
+    const transportRefused = transportRefusal(request.headers['mcp-protocol-version'], request.body);
+    if (transportRefused) return reply.status(transportRefused.status).send(transportRefused.body);
     const refusal = batchRefusal(request.body);
     if (refusal) return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${refusal}` } });
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } } });
     // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: toolTable()
-        .list.filter((t) => t.scope === undefined || (key.scopes as string[]).includes(t.scope))
-        .map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+      tools: listedTools(deps, key, toolTable()).map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+        annotations: t.annotations,
+        ...(taskCapable(t) && t.asynchronous !== false ? { execution: { taskSupport: 'optional' as const } } : {}),
+      })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => callTool(root, toolTable().byName.get(call.params.name), call.params.name, call.params.arguments ?? {}, request));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+      const name = call.params.name;
+      const entry = findTool(deps, key, toolTable(), name);
+      if (call.params.task && !(entry && taskCapable(entry.tool))) {
+        throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (only runs and retries do); call it without "task".`);
+      }
+      const work = replayTool(root, entry, name, call.params.arguments ?? {}, request);
+      if (call.params.task) return taskForCall(deps, name, await work);
+      const answer = await withProgress(extra._meta?.progressToken, extra.sendNotification, name, work);
+      return answer.early ?? toolResult(answer.answer);
+    });
+    registerTaskHandlers(server, deps, root, request);
+    // SSE only where notifications can come before the answer; JSON for everything else.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(request.headers.accept, request.body) });
     // The transport writes the response itself: the headers set so far (X-Request-Id, which every
     // response carries) go onto the raw response first, since Fastify does not send them after hijack.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
@@ -148,6 +170,19 @@ function answerInvalidParams(transport: StreamableHTTPServerTransport): void {
   };
 }
 
+/**
+ * Whether to answer with an SSE stream: the client accepts one and the body holds a request that
+ * may send notifications before its answer (tasks/result, or tools/call with a progressToken).
+ */
+function wantsStream(accept: string | undefined, body: unknown): boolean {
+  if (!accept?.includes('text/event-stream')) return false;
+  return (Array.isArray(body) ? body : [body]).some((message) => {
+    if (message === null || typeof message !== 'object') return false;
+    const m = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    return m.method === 'tasks/result' || (m.method === 'tools/call' && m.params?._meta?.progressToken !== undefined);
+  });
+}
+
 /** The key of the MCP request: valid, and allowed the mcp transport. */
 async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey | AppError> {
   const key = await checkPresentedKey(deps, {
@@ -163,65 +198,58 @@ async function authenticate(deps: Deps, request: FastifyRequest): Promise<ApiKey
 
 function toolError(code: 'INVALID_REQUEST' | 'NOT_FOUND', message: string, details?: Record<string, unknown>): CallToolResult {
   const body = { success: false, code, message, ...(details ? { details } : {}) };
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true, _meta: { httpStatus: code === 'NOT_FOUND' ? 404 : 400 } };
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true, _meta: { httpStatus: code === 'NOT_FOUND' ? 404 : 400 } };
 }
 
-/** Replays a tool call onto its REST route and answers with the route's response body. */
-async function callTool(
+/**
+ * Replays a tool call onto its REST route: the route's answer, or a tool error when the call never
+ * reaches it (unknown tool, arguments outside the tool's schema).
+ */
+export async function replayTool(
   app: FastifyInstance,
   entry: { tool: McpTool; validate: Validator } | undefined,
   name: string,
   args: Record<string, unknown>,
   original: FastifyRequest,
-): Promise<CallToolResult> {
-  if (!entry) return toolError('NOT_FOUND', `No tool named ${name}.`);
+): Promise<ToolOutcome> {
+  if (!entry) return { early: toolError('NOT_FOUND', `No tool named ${name}.`) };
   const { tool, validate } = entry;
   if (!validate(args)) {
     const errors = (validate.errors ?? []).map((e) => ({
       pointer: e.instancePath || '/',
       message: `${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`,
     }));
-    return toolError('INVALID_REQUEST', 'The tool arguments do not match its input schema.', { errors });
+    return { early: toolError('INVALID_REQUEST', 'The tool arguments do not match its input schema.', { errors }) };
   }
   // Buffer.from(…, 'base64') skips what it cannot read and stops at padding: refuse such text
   // rather than upload bytes the client did not send.
   if (tool.upload && !isBase64(String(args.dataBase64))) {
-    return toolError('INVALID_REQUEST', 'dataBase64 is not base64.', { errors: [{ pointer: '/dataBase64', message: 'must be base64 (RFC 4648, standard or URL-safe alphabet)' }] });
+    return { early: toolError('INVALID_REQUEST', 'dataBase64 is not base64.', { errors: [{ pointer: '/dataBase64', message: 'must be base64 (RFC 4648, standard or URL-safe alphabet)' }] }) };
   }
   let url = tool.url;
   for (const p of tool.pathParams) url = url.replace(`:${p}`, encodeURIComponent(String(args[p])));
   const query: Record<string, string> = {};
   for (const q of tool.queryParams) if (args[q] !== undefined) query[q] = String(args[q]);
-  const headers: Record<string, string> = {
-    ...internalMcpHeaders(),
-    authorization: String(original.headers.authorization),
-    'x-service-workspace': String(args.workspaceId),
-  };
-  if (tool.idempotencyKey) headers['idempotency-key'] = String(args.idempotencyKey);
+  const headers: Record<string, string> = {};
+  // Runs and retries without a key get one drawn here, returned with the result (a second call
+  // with it replays instead of spending again).
+  const idempotencyKey = tool.idempotencyKey === 'none' ? undefined : args.idempotencyKey === undefined ? randomUUID() : String(args.idempotencyKey);
+  if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   let payload: string | Buffer | undefined;
   if (tool.upload) {
     const multipart = uploadBody(String(args.name), String(args.mimeType), Buffer.from(String(args.dataBase64), 'base64'));
     headers['content-type'] = multipart.contentType;
     payload = multipart.body;
+  } else if (tool.operationId !== undefined) {
+    const input = Object.fromEntries(Object.entries(args).filter(([name]) => name !== 'workspaceId' && name !== 'idempotencyKey'));
+    headers['content-type'] = 'application/json';
+    payload = stringifyJson({ operationId: tool.operationId, input });
   } else if (tool.method === 'POST' && tool.bodyParams.length > 0) {
     headers['content-type'] = 'application/json';
     payload = stringifyJson(Object.fromEntries(tool.bodyParams.filter((b) => args[b] !== undefined).map((b) => [b, args[b]])));
   }
-  const res = await app.inject({ method: tool.method, url, query, headers, ...(payload !== undefined ? { payload } : {}), remoteAddress: original.ip });
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(res.body) as Record<string, unknown>;
-  } catch {
-    body = { success: false, code: 'INTERNAL_ERROR', message: 'The service answered without a JSON body.' };
-  }
-  const isError = res.statusCode >= 400;
-  const retryAfter = res.headers['retry-after'];
-  return {
-    content: [{ type: 'text', text: res.body }],
-    structuredContent: body,
-    isError,
-    _meta: { httpStatus: res.statusCode, ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}) },
-  };
+  const answer = await replayRest(app, original, { method: tool.method, url, query, headers, workspaceId: String(args.workspaceId), ...(payload !== undefined ? { payload } : {}) });
+  return { answer: { ...answer, ...(tool.idempotencyKey === 'optional' ? { idempotencyKey } : {}) } };
 }
 
 /**

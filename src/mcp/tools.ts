@@ -8,7 +8,9 @@
  * upload, whose MCP counterpart takes the file as base64 (spec Rule 8: at most 60,000
  * characters; larger files go through REST, then their media id is passed to the tool).
  */
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { RouteEntry } from '../http/route-catalogue.js';
+import { routeToolAnnotations } from './tool-annotations.js';
 
 export const MCP_UPLOAD_MAX_BASE64 = 60_000;
 
@@ -21,6 +23,7 @@ const TOOL_NAMES: Record<string, string> = {
   'GET /v1/tools': 'service_tools_list',
   'POST /v1/estimates': 'service_estimates_create',
   'POST /v1/runs': 'service_runs_create',
+  'GET /v1/runs/lookup': 'service_runs_lookup',
   'GET /v1/jobs': 'service_jobs_list',
   'GET /v1/jobs/:jobId': 'service_jobs_get',
   'GET /v1/jobs/:jobId/output': 'service_jobs_output',
@@ -50,17 +53,28 @@ type JsonSchema = Record<string, unknown>;
 
 export interface McpTool {
   name: string;
+  title: string;
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
+  /** The JSON Schema of a successful result's structuredContent (the REST success body). */
+  outputSchema: JsonSchema & { type: 'object' };
+  annotations: ToolAnnotations;
   method: 'GET' | 'POST';
   url: string;
   pathParams: string[];
   queryParams: string[];
   bodyParams: string[];
-  idempotencyKey: boolean;
+  /**
+   * Whether the tool takes `idempotencyKey` (the REST Idempotency-Key header): optional on runs and
+   * retries (the MCP endpoint draws one when it is missing and returns it), required by the lookup.
+   */
+  idempotencyKey: 'none' | 'optional' | 'required';
   upload: boolean;
   /** The scope the REST route needs (tools/list shows a key only the tools its scopes allow). */
   scope: string | undefined;
+  /** A per-operation run tool (operation-tools.ts): its arguments other than workspaceId and idempotencyKey are the input. */
+  operationId?: string;
+  asynchronous?: boolean;
 }
 
 /** A plain JSON copy of a TypeBox schema (its symbol-keyed metadata dropped). */
@@ -84,8 +98,14 @@ const IDEMPOTENCY_KEY: JsonSchema = {
   type: 'string',
   minLength: 1,
   maxLength: 128,
-  description: 'Idempotency-Key: reuse it only to retry the same request; a replay returns the stored response.',
+  description:
+    'Idempotency-Key (1 to 128 characters). Optional: without one the server draws a key and returns it as idempotencyKey in the result. ' +
+    'Calling again with the same key and arguments returns the first answer and spends nothing more; choose your own key (a UUID) when the answer might get lost, then find the job with service_runs_lookup.',
 };
+const LOOKUP_KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 128, description: 'The Idempotency-Key a run or retry of this API key used in this workspace (last 24 hours).' };
+
+/** Routes that use the Idempotency-Key header only to find a past request. */
+const LOOKUP_ROUTES = new Set(['GET /v1/runs/lookup']);
 
 function describe(route: RouteEntry): string {
   const schema = route.schema ?? {};
@@ -95,6 +115,42 @@ function describe(route: RouteEntry): string {
   return `${summary}. Same as ${route.method} ${route.url}: scope ${meta.scope ?? 'none'}, costs ${points}. The result is the REST response body.`;
 }
 
+/**
+ * The schema of the route's success bodies (200 and 202, which runs and retries share), as the
+ * route serializes them: a tool's structuredContent is that body, so it always fits.
+ */
+function successSchema(route: RouteEntry, name: string): JsonSchema & { type: 'object' } {
+  const responses = (route.schema?.response ?? {}) as Record<string, unknown>;
+  const bodies = [...new Set(Object.entries(responses).filter(([status]) => status.startsWith('2')).map(([, schema]) => JSON.stringify(plain(schema))))].map(
+    (text) => JSON.parse(text) as JsonSchema,
+  );
+  if (bodies.length === 0) throw new Error(`MCP tool ${name}: the route declares no success response schema`);
+  if (bodies.length === 1 && bodies[0]!.type === 'object') return bodies[0] as JsonSchema & { type: 'object' };
+  return { type: 'object', anyOf: bodies };
+}
+
+const NEXT_STEP: JsonSchema = {
+  type: 'object',
+  description: 'Present when the job failed: its errorCode and what to do next.',
+  properties: {
+    errorCode: { type: 'string' },
+    action: { type: 'string', enum: ['retry', 'wait_and_retry', 'change_input', 'add_credits', 'raise_budget', 'ask_operator', 'use_new_idempotency_key', 'none'] },
+    advice: { type: 'string' },
+  },
+  required: ['errorCode', 'action', 'advice'],
+};
+
+/**
+ * The success body as a tool returns it (results.ts): `nextStep` when it reports a failed job, and
+ * on runs and retries the Idempotency-Key the call used (drawn by the server when it had none).
+ */
+function withResultExtras(schema: JsonSchema & { type: 'object' }, idempotencyKey: boolean): JsonSchema & { type: 'object' } {
+  const extras: Record<string, JsonSchema> = { nextStep: NEXT_STEP };
+  if (idempotencyKey) extras.idempotencyKey = { type: 'string', description: 'The Idempotency-Key this call used: repeat the call with it to get the same answer without spending again.' };
+  if (schema.anyOf) return { ...schema, properties: extras };
+  return { ...schema, properties: { ...(schema.properties as JsonSchema), ...extras } };
+}
+
 function toolFor(route: RouteEntry, name: string): McpTool {
   const schema = route.schema ?? {};
   const path = objectParts(plain(schema.params));
@@ -102,7 +158,11 @@ function toolFor(route: RouteEntry, name: string): McpTool {
   const headers = objectParts(plain(schema.headers));
   const upload = route.url === '/v1/media/upload';
   const body = upload ? { properties: {}, required: [] } : objectParts(plain(schema.body));
-  const idempotencyKey = 'idempotency-key' in headers.properties;
+  const idempotencyKey: McpTool['idempotencyKey'] = !('idempotency-key' in headers.properties)
+    ? 'none'
+    : LOOKUP_ROUTES.has(`${route.method} ${route.url}`)
+      ? 'required'
+      : 'optional';
   const properties: Record<string, JsonSchema> = { workspaceId: WORKSPACE_ID };
   const required = ['workspaceId'];
   const add = (parts: { properties: Record<string, JsonSchema>; required: string[] }) => {
@@ -115,7 +175,8 @@ function toolFor(route: RouteEntry, name: string): McpTool {
   add(path);
   add(query);
   add(body);
-  if (idempotencyKey) add({ properties: { idempotencyKey: IDEMPOTENCY_KEY }, required: ['idempotencyKey'] });
+  if (idempotencyKey === 'optional') add({ properties: { idempotencyKey: IDEMPOTENCY_KEY }, required: [] });
+  if (idempotencyKey === 'required') add({ properties: { idempotencyKey: LOOKUP_KEY }, required: ['idempotencyKey'] });
   if (upload) {
     add({
       properties: {
@@ -126,10 +187,15 @@ function toolFor(route: RouteEntry, name: string): McpTool {
       required: ['name', 'mimeType', 'dataBase64'],
     });
   }
+  const annotations = routeToolAnnotations(name);
+  if (!annotations) throw new Error(`MCP tool ${name}: no title and hints in tool-annotations.ts`);
   return {
     name,
+    title: annotations.title,
     description: describe(route),
     inputSchema: { type: 'object', properties, required: [...new Set(required)], additionalProperties: false },
+    outputSchema: withResultExtras(successSchema(route, name), idempotencyKey === 'optional'),
+    annotations,
     method: route.method as 'GET' | 'POST',
     url: route.url,
     pathParams: Object.keys(path.properties),
@@ -148,6 +214,17 @@ export function buildTools(routes: RouteEntry[]): McpTool[] {
     if (route.meta?.auth !== 'key' || !route.url.startsWith('/v1/')) continue;
     const name = TOOL_NAMES[`${route.method} ${route.url}`];
     if (name) tools.push(toolFor(route, name));
+  }
+  // Runs and retries may be followed as MCP tasks, whose result is the job snapshot (tasks.ts):
+  // their structuredContent is either body.
+  const job = tools.find((t) => t.name === 'service_jobs_get');
+  for (const tool of tools) {
+    if (job && (tool.name === 'service_runs_create' || tool.name === 'service_jobs_retry')) {
+      const own = tool.outputSchema.properties as Record<string, JsonSchema>;
+      const extras = { nextStep: own.nextStep!, idempotencyKey: own.idempotencyKey! };
+      tool.outputSchema = { type: 'object', properties: extras, anyOf: [tool.outputSchema, job.outputSchema] };
+      tool.description += ' As an MCP task, the task result is the job snapshot (as service_jobs_get answers it).';
+    }
   }
   return tools.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -55,6 +55,8 @@ async function webhookUrl(ctx: TestContext, t: Tenant, action: string): Promise<
 }
 
 const freshIdempotencyKey = () => ({ 'idempotency-key': randomUUID() });
+/** The key GET /v1/runs/lookup asks for: set by that case's setup. */
+let lookupKey = randomUUID();
 
 /** Input of the synchronous chat.generate run. */
 const CHAT_INPUT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
@@ -121,6 +123,22 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
     setup: async (ctx, t) => {
       await fund(ctx, t);
       return { url: '/v1/runs', body: { operationId: 'music.generate', input: MUSIC_INPUT() } };
+    },
+  },
+  {
+    // The Idempotency-Key of the last run the setup made (refused requests send any key).
+    method: 'GET',
+    url: '/v1/runs/lookup',
+    scope: 'jobs:read',
+    code: 'PUBLIC_RUNS_LOOKUP',
+    points: 1,
+    headers: () => ({ 'idempotency-key': lookupKey }),
+    setup: async (ctx, t) => {
+      await fund(ctx, t);
+      lookupKey = randomUUID();
+      const res = await run(ctx, t, 'chat.generate', CHAT_INPUT, lookupKey);
+      if (res.statusCode !== 200) throw new Error(`seeding a lookup: POST /v1/runs ${res.statusCode} ${res.body}`);
+      return { url: '/v1/runs/lookup' };
     },
   },
   { method: 'GET', url: '/v1/jobs', scope: 'jobs:read', code: 'PUBLIC_JOBS_LIST', points: 2 },

@@ -145,3 +145,36 @@ export async function release(deps: Deps, scope: IdempotencyScope): Promise<void
 export async function purgeExpired(deps: Deps): Promise<void> {
   await deps.db.deleteFrom('idempotency_keys').where('expires_at_ms', '<=', deps.clock.now()).execute();
 }
+
+/** What an Idempotency-Key of a key and workspace was used for (GET /v1/runs/lookup). */
+export interface IdempotencyRecord {
+  idempotencyKey: string;
+  /** completed: the response is stored; in_progress: the first request is still running. */
+  state: 'completed' | 'in_progress';
+  statusCode: number | null;
+  jobId: string | null;
+  response: Record<string, unknown> | null;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/**
+ * The record of an Idempotency-Key in its scope (the key and workspace that used it), or 404
+ * NOT_FOUND when it was never used there or has expired (24 h after the request; an in-flight
+ * claim abandoned by a dead process expires sooner, see IN_FLIGHT_TTL_MS). Another key's or
+ * workspace's use of the same string is never visible.
+ */
+export async function lookup(deps: Deps, scope: IdempotencyScope): Promise<IdempotencyRecord> {
+  const row = await where(scope)(deps.db.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
+  if (!row || Number(row.expires_at_ms) <= deps.clock.now()) throw new AppError('NOT_FOUND', { message: 'No request with this Idempotency-Key in the last 24 hours for this key and workspace.' });
+  const response = row.state === 'done' && row.response_json ? (JSON.parse(row.response_json as string) as Record<string, unknown>) : null;
+  return {
+    idempotencyKey: scope.idemKey,
+    state: row.state === 'done' ? 'completed' : 'in_progress',
+    statusCode: row.state === 'done' ? Number(row.status_code) : null,
+    jobId: typeof response?.jobId === 'string' ? response.jobId : null,
+    response,
+    createdAt: new Date(Number(row.created_at_ms)).toISOString(),
+    expiresAt: new Date(Number(row.expires_at_ms)).toISOString(),
+  };
+}

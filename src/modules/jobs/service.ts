@@ -143,3 +143,16 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
     throw err;
   }
 }
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The workspace of a job, for a caller that holds only the job's id (an MCP task id). It decides
+ * nothing: the caller must then read the job through a path that authorizes the workspace (and
+ * must answer "not found" alike for a missing job and a refused workspace).
+ */
+export async function jobWorkspaceId(deps: Deps, jobId: string): Promise<string | undefined> {
+  if (!UUID_RE.test(jobId)) return undefined;
+  const row = await deps.db.selectFrom('jobs').select('workspace_id').where('id', '=', jobId.toLowerCase()).executeTakeFirst();
+  return row?.workspace_id;
+}

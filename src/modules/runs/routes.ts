@@ -3,11 +3,13 @@ import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
-import { envelopeSchema } from '../../http/envelope.js';
+import { envelopeSchema, ok } from '../../http/envelope.js';
 import { operationRequestBodySchema, synchronousResultSchema } from '../../http/openapi-operations.js';
 import { WorkspaceHeaders } from '../../http/schemas.js';
 import { OperationRequestBody, type OperationRequest } from '../tools/routes.js';
 import { startRun } from './service.js';
+import { lookup, validateIdempotencyKey } from '../idempotency/service.js';
+import { Timestamp } from '../../http/schemas.js';
 
 const RunHeaders = Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]);
 
@@ -40,7 +42,46 @@ const documented = {
   },
 };
 
+const LookupSchema = Type.Object({
+  idempotencyKey: Type.String(),
+  state: Type.Union([Type.Literal('completed'), Type.Literal('in_progress')], { description: 'in_progress: the first request is still running; ask again shortly.' }),
+  statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the request answered (200 or 202), null while in progress.' }),
+  jobId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  response: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The data the request answered, as a replay returns it.' }),
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+});
+
 export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
+  // Not in the spec (docs/decisions.md "Idempotency-Key lookup"): an agent whose answer was lost
+  // finds the job its key made without repeating the run.
+  app.get(
+    '/v1/runs/lookup',
+    {
+      schema: {
+        tags: ['tools'],
+        summary: 'Find the run or retry made with an Idempotency-Key (same key and workspace, last 24 hours)',
+        headers: Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]),
+        response: { 200: envelopeSchema(LookupSchema) },
+      },
+      config: {
+        meta: {
+          code: 'PUBLIC_RUNS_LOOKUP',
+          message: 'Idempotency-Key found.',
+          auth: 'key',
+          scope: 'jobs:read',
+          points: 1,
+          errors: { 400: 'IDEMPOTENCY_KEY_REQUIRED.', 404: 'NOT_FOUND: the key was not used by this API key in this workspace in the last 24 hours.' },
+        },
+      },
+    },
+    async (request) => {
+      const auth = requireAuth(request);
+      const idemKey = validateIdempotencyKey(request.headers['idempotency-key']);
+      return ok(request, await lookup(deps, { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey }));
+    },
+  );
+
   app.post<{ Body: OperationRequest }>(
     '/v1/runs',
     {

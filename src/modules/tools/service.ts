@@ -9,6 +9,7 @@ import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
 import { findDomain } from '../domains/store.js';
+import { TYPICAL_INPUTS } from './typical-inputs.js';
 
 const validators = new WeakMap<object, ReturnType<typeof compileStrict>>();
 
@@ -164,4 +165,24 @@ export async function estimate(deps: Deps, key: ApiKey, workspaceId: string, ope
     maximumCostMillicents: price.maximumMillicents,
     usagePoints: operationPoints(checked.op.id),
   };
+}
+
+/**
+ * The operations the key may run here (catalog), each with its usage points and the price of its
+ * typical input at this deployment's prices: what an MCP client is told before it runs one.
+ */
+export function operationQuotes(deps: Deps, key: ApiKey) {
+  return catalog(deps, key).flatMap((tool) =>
+    tool.operations.map((op) => {
+      const typical = TYPICAL_INPUTS[op.operationId];
+      const contract = findOperation(op.operationId)!;
+      let price: Price | undefined;
+      try {
+        price = priceOf(deps, contract, typical.input);
+      } catch {
+        price = undefined; // a price function that cannot quote the typical input: no figure rather than a wrong one
+      }
+      return { ...op, toolName: tool.name, typical: typical.summary, price };
+    }),
+  );
 }

@@ -312,6 +312,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the run or retry made with an Idempotency-Key (same key and workspace, last 24 hours)
+         * @description Scope: `jobs:read`. Costs 1 usage point. Success code: `PUBLIC_RUNS_LOOKUP`.
+         */
+        get: operations["PUBLIC_RUNS_LOOKUP"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -3640,6 +3660,160 @@ export interface operations {
                 };
             };
             /** @description RATE_LIMITED (usage points), BUDGET_EXCEEDED (a key or workspace budget), QUEUE_FULL (waiting jobs); details.limit names the limit, Retry-After says when to retry. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    PUBLIC_RUNS_LOOKUP: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description 1 to 128 characters; required. */
+                "idempotency-key": string;
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Idempotency-Key found. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            expiresAt: string;
+                            idempotencyKey: string;
+                            jobId: string | null;
+                            /** @description The data the request answered, as a replay returns it. */
+                            response: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description in_progress: the first request is still running; ask again shortly. */
+                            state: "completed" | "in_progress";
+                            /** @description The HTTP status the request answered (200 or 202), null while in progress. */
+                            statusCode: number | null;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_KEY_REQUIRED. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: the key was not used by this API key in this workspace in the last 24 hours. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,204 @@
+/**
+ * Tool calls, MCP tasks (protocol revision 2025-11-25) and progress, on the stateless endpoint.
+ *
+ * A task is a job: the task id is the job id, so tasks/get, tasks/result and tasks/cancel are
+ * answered from the database by whichever process receives them, with nothing kept in memory
+ * between requests. Each reads or cancels the job through its REST route (GET /v1/jobs/{id},
+ * POST /v1/jobs/{id}/cancel) in the job's workspace, so the key's workspaces, scopes and usage
+ * points apply as on REST; a job the key may not see is "not found", like a job that does not
+ * exist.
+ *
+ * - tools/call with `task` on a run tool (or a retry): the run is admitted as usual; a queued run
+ *   answers with its task (working), a synchronous one with a task that is already terminal. A
+ *   refused run creates no job and so no task: it is a JSON-RPC error carrying the REST error
+ *   body in `data`. Without `task` a call behaves as it always has (a queued run returns the job).
+ * - tasks/result waits until the job ends (polling the database), sending
+ *   notifications/tasks/status on every status change and, with a progressToken, progress from
+ *   the job's percentage; then it answers the job snapshot as the tool result (isError for a
+ *   failed or cancelled job).
+ * - A long synchronous tools/call with a progressToken sends progress every second until its
+ *   answer. Notifications need an SSE response: the endpoint answers with a stream exactly when
+ *   the body holds tasks/result or a tools/call with a progressToken (routes.ts), JSON otherwise.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CancelTaskRequestSchema,
+  ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  McpError,
+  RELATED_TASK_META_KEY,
+  type CallToolResult,
+  type ServerNotification,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Deps } from '../deps.js';
+import { getJob, jobWorkspaceId } from '../modules/jobs/service.js';
+import type { JobSnapshot } from '../modules/jobs/snapshot.js';
+import { replayRest } from './replay.js';
+import { toolResult, type ReplayedAnswer } from './results.js';
+
+/** How often a waiting tasks/result reads the job, and how often a long call reports progress. */
+export const TASK_POLL_MS = 250;
+export const PROGRESS_EVERY_MS = 1000;
+/**
+ * The longest one tasks/result waits (a job can wait in a queue for hours): then it answers a
+ * JSON-RPC error holding the task, and the client asks again.
+ */
+export const MAX_RESULT_WAIT_MS = 10 * 60_000;
+/** What a task client is told to wait between tasks/get. */
+const POLL_INTERVAL_MS = 1000;
+
+type Notify = (notification: ServerNotification) => Promise<void>;
+type ProgressToken = string | number;
+
+function taskStatus(status: string): Task['status'] {
+  if (status === 'completed' || status === 'failed' || status === 'cancelled') return status;
+  return 'working';
+}
+
+function isTerminalJob(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** The task view of a job. Jobs are kept, so a task's result stays available (ttl null). */
+export function taskOf(job: Pick<JobSnapshot, 'id' | 'status' | 'errorCode' | 'createdAt' | 'startedAt' | 'completedAt' | 'progress'>): Task {
+  const message =
+    job.status === 'failed'
+      ? `Job failed: ${job.errorCode ?? 'unknown error'}`
+      : job.status === 'pending'
+        ? 'Job waiting in the queue'
+        : job.status === 'processing'
+          ? `Job running (${job.progress.percentage}%)`
+          : `Job ${job.status}`;
+  return {
+    taskId: job.id,
+    status: taskStatus(job.status),
+    statusMessage: message,
+    createdAt: job.createdAt,
+    lastUpdatedAt: job.completedAt ?? job.startedAt ?? job.createdAt,
+    ttl: null,
+    pollInterval: POLL_INTERVAL_MS,
+  };
+}
+
+function notFound(taskId: string): McpError {
+  return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+}
+
+/** A REST refusal of a task operation as a JSON-RPC error (the body, status and Retry-After in data). */
+function refusalError(what: string, answer: ReplayedAnswer): McpError {
+  const body = answer.body;
+  const code = answer.statusCode === 400 ? ErrorCode.InvalidParams : -32000;
+  return new McpError(code, `${what}: ${String(body.code)}: ${String(body.message)}`, {
+    httpStatus: answer.statusCode,
+    ...(answer.retryAfter !== undefined ? { retryAfter: answer.retryAfter } : {}),
+    body: toolResult(answer).content[0],
+  });
+}
+
+/**
+ * The job of a task as the key may read it (GET /v1/jobs/{id} in the job's workspace): the
+ * answer, or "not found" for a job missing or outside the key's workspaces.
+ */
+async function readTaskJob(deps: Deps, app: FastifyInstance, original: FastifyRequest, taskId: string): Promise<{ workspaceId: string; answer: ReplayedAnswer }> {
+  const workspaceId = await jobWorkspaceId(deps, taskId);
+  if (!workspaceId) throw notFound(taskId);
+  const answer = await replayRest(app, original, { method: 'GET', url: `/v1/jobs/${taskId}`, workspaceId });
+  if (answer.statusCode === 404 || (answer.statusCode === 403 && answer.body.code === 'FORBIDDEN_WORKSPACE')) throw notFound(taskId);
+  if (answer.statusCode >= 400) throw refusalError('tasks', answer);
+  return { workspaceId, answer };
+}
+
+function snapshotOf(answer: ReplayedAnswer): JobSnapshot {
+  return (answer.body as { data: JobSnapshot }).data;
+}
+
+/** The task answer of a task-augmented tool call: the task of the job the run made, or the run's refusal. */
+export async function taskForCall(deps: Deps, name: string, outcome: { early?: CallToolResult; answer?: ReplayedAnswer }): Promise<{ task: Task }> {
+  const answer = outcome.answer;
+  if (!answer) {
+    const first = outcome.early?.content[0];
+    throw new McpError(ErrorCode.InvalidParams, `${name}: ${first?.type === 'text' ? first.text : 'refused'}`);
+  }
+  if (answer.statusCode >= 400) throw refusalError(name, answer);
+  const jobId = (answer.body.data as { jobId?: unknown } | undefined)?.jobId;
+  if (typeof jobId !== 'string') throw new McpError(ErrorCode.InvalidParams, `${name} made no job to follow as a task.`);
+  const workspaceId = (await jobWorkspaceId(deps, jobId))!;
+  return { task: taskOf(await getJob(deps, workspaceId, jobId)) };
+}
+
+/** Sends progress every PROGRESS_EVERY_MS while `work` runs (when the client asked for progress). */
+export async function withProgress<T>(token: ProgressToken | undefined, notify: Notify, what: string, work: Promise<T>): Promise<T> {
+  if (token === undefined) return work;
+  const started = Date.now();
+  let beat = 0;
+  const send = () =>
+    notify({ method: 'notifications/progress', params: { progressToken: token, progress: beat++, message: `${what}: running for ${Math.round((Date.now() - started) / 1000)} s` } }).catch(() => undefined);
+  void send();
+  const timer = setInterval(() => void send(), PROGRESS_EVERY_MS);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** tasks/get, tasks/result and tasks/cancel, answered from the database. */
+export function registerTaskHandlers(server: Server, deps: Deps, app: FastifyInstance, original: FastifyRequest): void {
+  server.setRequestHandler(GetTaskRequestSchema, async (request) => {
+    const { answer } = await readTaskJob(deps, app, original, request.params.taskId);
+    return taskOf(snapshotOf(answer));
+  });
+
+  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
+    const taskId = request.params.taskId;
+    const { workspaceId, answer: first } = await readTaskJob(deps, app, original, taskId);
+    let job = snapshotOf(first);
+    const token = extra._meta?.progressToken;
+    let lastStatus = job.status;
+    let lastPercent = -1;
+    const deadline = Date.now() + MAX_RESULT_WAIT_MS;
+    while (!isTerminalJob(job.status) && !extra.signal.aborted) {
+      if (Date.now() > deadline) throw new McpError(-32000, `Task ${taskId} is still working; call tasks/result again.`, { task: taskOf(job) });
+      if (token !== undefined && job.progress.percentage !== lastPercent) {
+        lastPercent = job.progress.percentage;
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: lastPercent, total: 100, message: taskOf(job).statusMessage! } }).catch(() => undefined);
+      }
+      await sleep(TASK_POLL_MS, extra.signal);
+      job = await getJob(deps, workspaceId, taskId);
+      if (job.status !== lastStatus) {
+        lastStatus = job.status;
+        await extra.sendNotification({ method: 'notifications/tasks/status', params: taskOf(job) }).catch(() => undefined);
+      }
+    }
+    if (extra.signal.aborted) throw new McpError(ErrorCode.RequestTimeout, 'The client went away before the task ended.');
+    // The final read goes through the route again: fresh signed URLs, and the read is accounted.
+    const { answer } = await readTaskJob(deps, app, original, taskId);
+    const result = toolResult(answer);
+    const status = snapshotOf(answer).status;
+    return { ...result, isError: status === 'failed' || status === 'cancelled', _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+  });
+
+  server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
+    const taskId = request.params.taskId;
+    const { workspaceId, answer: read } = await readTaskJob(deps, app, original, taskId);
+    // A task that ended cannot be cancelled (MCP), even where REST answers an idempotent repeat.
+    if (isTerminalJob(snapshotOf(read).status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: the job already ended (${snapshotOf(read).status}).`);
+    const answer = await replayRest(app, original, { method: 'POST', url: `/v1/jobs/${taskId}/cancel`, workspaceId });
+    if (answer.statusCode === 409) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: the job already ended.`);
+    if (answer.statusCode >= 400) throw refusalError('tasks/cancel', answer);
+    return taskOf(snapshotOf(answer));
+  });
+}
