@@ -18,7 +18,7 @@ import { admin, call, describeEachDatabase, type TestContext } from './support/h
 import { endpointName, prepareEndpoint, PUBLIC_ENDPOINTS } from './support/endpoints.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from './support/seed.js';
-import { SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from './support/spec-weights.js';
+import { DECIDED_WEIGHTS, SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from './support/spec-weights.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -28,8 +28,8 @@ function assertStatus(res: LightMyRequestResponse, status: number, code?: string
   if (code) assert.equal(res.json().code, code, res.body);
 }
 
-function getAs(ctx: TestContext, secret: string, workspaceId: string, url: string, query?: Record<string, string>) {
-  return call(ctx, 'GET', url, { secret, workspaceId, ...(query ? { query } : {}) });
+function getAs(ctx: TestContext, secret: string, workspaceId: string, url: string, query?: Record<string, string>, headers?: Record<string, string>) {
+  return call(ctx, 'GET', url, { secret, workspaceId, ...(query ? { query } : {}), ...(headers ? { headers } : {}) });
 }
 
 async function usage(ctx: TestContext, t: { secret: string; workspace: { id: string } }) {
@@ -66,7 +66,7 @@ const OPERATION_SPECIFIC = new Set(['POST /v1/runs', 'POST /v1/jobs/:jobId/retry
 function specWeight(ep: (typeof PUBLIC_ENDPOINTS)[number]): number | undefined {
   const route = `${ep.method} ${ep.url}`;
   if (OPERATION_SPECIFIC.has(route)) return ep.operationId === undefined ? undefined : SPEC_OPERATION_WEIGHTS[ep.operationId];
-  return SPEC_WEIGHTS[route];
+  return SPEC_WEIGHTS[route] ?? DECIDED_WEIGHTS[route];
 }
 
 describeEachDatabase('usage points', (get) => {
@@ -84,7 +84,7 @@ describeEachDatabase('usage points', (get) => {
       const before = await used(ctx, t);
       assert.equal(before.month - beforeSetup.month, before.minute - beforeSetup.minute);
       expected += before.minute - beforeSetup.minute;
-      assertStatus(await getAs(ctx, t.secret, t.workspace.id, url), 200);
+      assertStatus(await getAs(ctx, t.secret, t.workspace.id, url, undefined, ep.headers?.()), 200);
       const after = await used(ctx, t);
       assert.equal(after.minute - before.minute, ep.points, `${ep.url} charges ${ep.points}`);
       assert.equal(after.month - before.month, ep.points);

@@ -28,6 +28,11 @@ export const SPEC_WEIGHTS: Record<string, number> = {
   'POST /v1/webhooks/:webhookId/deliveries/:deliveryId/replay': 10,
 };
 
+/** Endpoints the spec does not have, with the weight docs/decisions.md gives them. */
+export const DECIDED_WEIGHTS: Record<string, number> = {
+  'GET /v1/runs/lookup': 1,
+};
+
 /** Spec "Operation-specific weights for running or retrying", copied from the table (not from the code). */
 export const SPEC_OPERATION_WEIGHTS: Record<string, number> = {
   'link.preview': 4,
