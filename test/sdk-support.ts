@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestDatabaseName } from './support/databases.js';
-import { createTestContext, disposeTestContext, type HarnessOptions, type TestContext } from './support/harness.js';
+import { describeEachDatabase, type HarnessOptions, type TestContext } from './support/harness.js';
 import { main } from '../packages/sdk/src/cli/run.js';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from './support/processes.js';
 
@@ -49,21 +49,7 @@ function sdkDatabases(): TestDatabaseName[] {
 
 /** describeEachDatabase of the harness, on SQLite and PostgreSQL only. */
 export function describeSdkDatabases(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}): void {
-  for (const dbName of sdkDatabases()) {
-    describe(`${title} [${dbName}]`, () => {
-      let ctx: TestContext | undefined;
-      before(async () => {
-        ctx = await createTestContext(dbName, options);
-      });
-      after(async () => {
-        if (ctx) await disposeTestContext(ctx);
-      });
-      body(() => {
-        if (!ctx) throw new Error('test context not ready');
-        return ctx;
-      });
-    });
-  }
+  describeEachDatabase(title, body, options, sdkDatabases());
 }
 
 /** Runs `body` once per database a server process can use, each with its own server and tenant. */

@@ -8,6 +8,7 @@ import { readCheckpoint } from '../modules/jobs/lifecycle.js';
 import type { JobRow } from '../modules/jobs/store.js';
 import type { BudgetReport } from '../modules/usage/service.js';
 import type { Delivery } from '../modules/webhooks/delivery-store.js';
+import { presentDelivery } from '../modules/webhooks/delivery-routes.js';
 import type { WebhookRecord } from '../modules/webhooks/store.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import type { AdminJobRow } from './reads.js';
@@ -114,19 +115,8 @@ export const presentAdjustment = (a: Adjustment) => ({
   balance: a.balance,
 });
 
-export const presentAdminDelivery = (d: Delivery) => ({
-  id: d.id,
-  webhookId: d.webhookId,
-  eventId: d.eventId,
-  status: d.status,
-  attempts: d.attempts,
-  replayCount: d.replayCount,
-  lastStatusCode: d.lastStatusCode,
-  lastErrorCode: d.lastErrorCode,
-  nextAttemptAt: toIso(d.nextAttemptAt),
-  createdAt: toIso(d.createdAt),
-  deliveredAt: toIso(d.deliveredAt),
-});
+/** The delivery as the public API shows it, plus when its next attempt is due. */
+export const presentAdminDelivery = (d: Delivery) => ({ ...presentDelivery(d), nextAttemptAt: toIso(d.nextAttemptAt) });
 
 export const presentAdminWebhook = (w: { webhook: WebhookRecord; recentDeliveries: Delivery[] }) => ({
   id: w.webhook.id,

@@ -90,9 +90,9 @@ export async function disposeTestContext(ctx: TestContext): Promise<void> {
   rmSync(ctx.dataDir, { recursive: true, force: true });
 }
 
-/** Runs `body` once per test database; `get()` returns that database's context inside tests. */
-export function describeEachDatabase(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}): void {
-  for (const dbName of testDatabaseNames()) {
+/** Runs `body` once per test database (or per one of `databases`); `get()` returns that database's context inside tests. */
+export function describeEachDatabase(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}, databases: readonly TestDatabaseName[] = testDatabaseNames()): void {
+  for (const dbName of databases) {
     describe(`${title} [${dbName}]`, () => {
       let ctx: TestContext | undefined;
       before(async () => {
