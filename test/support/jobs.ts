@@ -54,17 +54,19 @@ export async function readCompleteOutput(ctx: TestContext, t: Pick<Tenant, 'secr
   let digest: string | undefined;
   let total = 0;
   let pages = 0;
+  let got = 0;
   do {
     const res = await call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
     if (res.statusCode !== 200) throw new Error(`output page ${res.statusCode}: ${res.body}`);
     const page = res.json().data;
-    const got = Buffer.concat(parts).length;
     if (page.offsetBytes !== got) throw new Error(`offset ${page.offsetBytes} != ${got}`);
     if (digest !== undefined && page.sha256 !== digest) throw new Error('digest changed between pages');
     if (Buffer.byteLength(page.fragment) > 8192) throw new Error('fragment over 8192 bytes');
     digest = page.sha256;
     total = page.totalBytes;
-    parts.push(Buffer.from(page.fragment, 'utf8'));
+    const fragment = Buffer.from(page.fragment, 'utf8');
+    parts.push(fragment);
+    got += fragment.length;
     cursor = page.nextCursor;
     pages++;
   } while (cursor);
