@@ -987,7 +987,7 @@ async function verifyAccepted(f: Fuzz, plan: AdminPlan, m: Made, data: any, befo
       assertChanges(d, { workspaces: { added: 1 } });
       const ws = d.workspaces.added[0]!;
       assert.deepEqual(data, {
-        workspace: { id: ws.id, name: b.name.trim(), plan: b.plan, ownerUserId: b.ownerUserId === undefined ? null : canon(b.ownerUserId), organizationId: b.organizationId === undefined ? null : canon(b.organizationId), createdAt: nowIso },
+        workspace: { id: ws.id, name: b.name.trim(), plan: b.plan, ownerUserId: b.ownerUserId === undefined ? null : canon(b.ownerUserId), organizationId: b.organizationId === undefined ? null : canon(b.organizationId), lowCreditsMillicents: b.lowCreditsMillicents ?? null, createdAt: nowIso },
       });
       assert.deepEqual([ws.name, ws.plan, ws.owner_user_id, ws.organization_id], [data.workspace.name, b.plan, data.workspace.ownerUserId, data.workspace.organizationId]);
       return;

@@ -481,7 +481,7 @@ describeEachDatabase('auth', (get) => {
   });
 
   describe('refused requests write nothing', () => {
-    test('no database write on 401 / 403 / 400 / 429 paths (only a suspension writes, and only the key row and epoch)', async () => {
+    test('no database write on 401 / 403 / 400 / 429 paths (only a suspension writes: the key row, the epoch and its key.suspended alert)', async () => {
       const ctx = get();
       const a = await seedTenant(ctx.deps, { credits: 1000, key: { ipRanges: ['10.1.0.0/16'] } });
       const b = await seedTenant(ctx.deps, { credits: 1000 });
@@ -514,7 +514,8 @@ describeEachDatabase('auth', (get) => {
       await ctx.deps.usage.flush();
       assert.deepEqual(await dumpTables(ctx.deps), before);
 
-      // The one exception: the suspension writes the key row and bumps the epoch, nothing else.
+      // The one exception: the suspension writes the key row, bumps the epoch and raises its
+      // key.suspended alert (a notification and an event: modules/alerts), nothing else.
       // (one scope failure of this key is already in the list above)
       for (let i = 2; i < ABUSE_THRESHOLD; i++) assertError(await usage(ctx, noScope.secret, b.workspace.id), 403, 'FORBIDDEN_SCOPE');
       assert.deepEqual(await dumpTables(ctx.deps), before);
@@ -522,7 +523,7 @@ describeEachDatabase('auth', (get) => {
       await ctx.deps.usage.flush();
       const after = await dumpTables(ctx.deps);
       const changed = Object.keys(after).filter((table) => JSON.stringify(after[table]) !== JSON.stringify(before[table]));
-      assert.deepEqual(changed.sort(), ['api_keys', 'cache_epochs']);
+      assert.deepEqual(changed.sort(), ['api_keys', 'cache_epochs', 'events', 'notifications']);
     });
   });
 

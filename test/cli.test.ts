@@ -260,7 +260,16 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       assert.equal(s.limits.pointsPerMinute, 1200);
       assert.equal(s.limits.streams, 1);
       assert.deepEqual(s.budgets, { dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: 90000 });
-      usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id), /at least one of --plan, --limit or --budget/);
+      usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id), /at least one of --plan, --limit, --budget or --low-credits/);
+      // The credits.low threshold (modules/alerts): set, kept by other changes, `none` turns it off.
+      s = json(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--low-credits', '25000'));
+      assert.equal(s.workspace.lowCreditsMillicents, 25000);
+      s = json(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--plan', 'pro'));
+      assert.equal(s.workspace.lowCreditsMillicents, 25000);
+      s = json(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--low-credits', 'none'));
+      assert.equal(s.workspace.lowCreditsMillicents, null);
+      usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--low-credits', '0'), /--low-credits/);
+      usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--low-credits', '1e3'), /--low-credits/);
       usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--limit', 'pointsPerHour=5'), /--limit: unknown name "pointsPerHour"/);
       usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--limit', 'streams'), /--limit takes NAME=VALUE/);
       usageError(await cli(config, 'workspaces', 'settings', '--workspace', ws.id, '--limit', 'streams=-1'), /--limit \(streams\)/);

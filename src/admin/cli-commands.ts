@@ -12,7 +12,7 @@ import { addDomain, removeDomain, verifyDomain } from '../modules/domains/servic
 import { listWorkspaceNotifications } from '../modules/notifications/service.js';
 import { setProviderKey } from '../modules/provider-keys/service.js';
 import { OPERATION_IDS } from '../operations/ids.js';
-import { budgets, checked, csv, int, limits, single, UsageError, type OptionName, type Values } from './cli-input.js';
+import { budgets, checked, csv, int, limits, lowCredits, single, UsageError, type OptionName, type Values } from './cli-input.js';
 import * as P from './present.js';
 import * as S from './schemas.js';
 import { READ_COMMANDS } from './cli-reads.js';
@@ -86,25 +86,31 @@ export const COMMANDS: Record<string, Command<unknown>> = {
   }),
 
   'workspaces create': command({
-    options: ['name', 'plan', 'owner', 'org'],
+    options: ['name', 'plan', 'owner', 'org', 'low-credits'],
     parse: (v) => {
       if ((v.owner === undefined) === (v.org === undefined)) throw new UsageError('give exactly one of --owner (personal workspace) or --org');
       return checked(
         S.CreateWorkspaceBody,
-        { name: v.name, plan: v.plan, ownerUserId: v.owner, organizationId: v.org },
-        { name: '--name', plan: '--plan', ownerUserId: '--owner', organizationId: '--org' },
+        { name: v.name, plan: v.plan, ownerUserId: v.owner, organizationId: v.org, lowCreditsMillicents: lowCredits(v['low-credits']) },
+        { name: '--name', plan: '--plan', ownerUserId: '--owner', organizationId: '--org', lowCreditsMillicents: '--low-credits' },
       );
     },
     run: async (deps, body) => ({ workspace: P.presentWorkspace(await accounts.createWorkspace(deps, body)) }),
   }),
 
   'workspaces settings': command({
-    options: ['workspace', 'plan', 'limit', 'budget'],
+    options: ['workspace', 'plan', 'limit', 'budget', 'low-credits'],
     parse: (v) => ({
       params: checked(S.IdParams, { id: single(v.workspace, '--workspace') }, WORKSPACE),
       body: (() => {
-        if (v.plan === undefined && !v.limit?.length && !v.budget?.length) throw new UsageError('give at least one of --plan, --limit or --budget');
-        return checked(S.WorkspaceSettingsBody, { plan: v.plan, limits: limits(v.limit), budgets: budgets(v.budget) }, { plan: '--plan', limits: '--limit', ...BUDGET });
+        if (v.plan === undefined && !v.limit?.length && !v.budget?.length && v['low-credits'] === undefined) {
+          throw new UsageError('give at least one of --plan, --limit, --budget or --low-credits');
+        }
+        return checked(
+          S.WorkspaceSettingsBody,
+          { plan: v.plan, limits: limits(v.limit), budgets: budgets(v.budget), lowCreditsMillicents: lowCredits(v['low-credits']) },
+          { plan: '--plan', limits: '--limit', ...BUDGET, lowCreditsMillicents: '--low-credits' },
+        );
       })(),
     }),
     run: async (deps, { params, body }) => P.presentSettings(await accounts.updateWorkspaceSettings(deps, params.id, body)),
@@ -171,7 +177,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
     options: ['workspace'],
     parse: (v) => checked(S.IdParams, { id: single(v.workspace, '--workspace') }, WORKSPACE),
     run: async (deps, params) => {
-      // The newest 100 (a notification is capped at one per webhook per day, so that is weeks).
+      // The newest 100 (each kind is capped per subject and day or period, so that is weeks).
       const page = await listWorkspaceNotifications(deps, params.id, { limit: 100 });
       return { items: page.items.map(P.presentNotification) };
     },

@@ -22,6 +22,7 @@ export const OPTIONS = {
   workspace: { type: 'string', multiple: true },
   limit: { type: 'string', multiple: true },
   budget: { type: 'string', multiple: true },
+  'low-credits': { type: 'string' },
   amount: { type: 'string' },
   expires: { type: 'string' },
   provenance: { type: 'string' },
@@ -109,6 +110,11 @@ export function limits(list: string[] | undefined): Record<string, number | stri
 export function budgets(list: string[] | undefined): Record<string, number | string | null> | undefined {
   if (!list?.length) return undefined;
   return Object.fromEntries(pairs(list, '--budget').map(([period, value]) => [`${period}Millicents`, value === 'none' ? null : int(value)]));
+}
+
+/** --low-credits MILLICENTS|none: the credits.low threshold, `none` turning it off. */
+export function lowCredits(value: string | undefined): number | string | null | undefined {
+  return value === 'none' ? null : int(value);
 }
 
 export function csv(value: string | undefined, all: readonly string[], fallback: readonly string[]): string[] {

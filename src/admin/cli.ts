@@ -25,13 +25,14 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   orgs create --name N --owner USER_ID
   orgs set-member --org ORG_ID --user USER_ID --role owner|admin|member
   orgs remove-member --org ORG_ID --user USER_ID
-  workspaces create --name N --plan free|starter|pro (--owner USER_ID | --org ORG_ID)
+  workspaces create --name N --plan free|starter|pro (--owner USER_ID | --org ORG_ID) [--low-credits MILLICENTS]
   workspaces settings --workspace ID [--plan P] [--limit NAME=N|NAME=default]... [--budget daily|weekly|monthly=MILLICENTS|none]...
+              [--low-credits MILLICENTS|none]
   credits grant --workspace ID --amount MILLICENTS [--expires ISO] [--provenance P]
   domains add|remove --workspace ID --hostname H
   domains verify --workspace ID --hostname H --method dns|http|operator
   provider-keys set --workspace ID --provider NAME --api-key KEY
-  notifications list --workspace ID    capped account notifications (failing webhooks), newest first
+  notifications list --workspace ID    capped account notifications (failing webhooks, alerts), newest first
   keys create --user USER_ID --workspace ID... [--scopes all|a,b] [--operations all|a,b] [--transports rest,mcp]
               [--expires ISO] [--ip-range CIDR]... [--budget daily|weekly|monthly=MILLICENTS]...
   keys revoke --key KEY_ID

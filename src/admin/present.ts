@@ -17,6 +17,7 @@ export const presentWorkspace = (w: Workspace) => ({
   plan: w.plan,
   ownerUserId: w.ownerUserId,
   organizationId: w.organizationId,
+  lowCreditsMillicents: w.lowCreditsMillicents,
   createdAt: toIso(w.createdAt),
 });
 export const presentSettings = (w: Workspace) => ({ workspace: presentWorkspace(w), limits: resolveLimits(w), budgets: w.budgets });
@@ -65,7 +66,7 @@ export const presentNotification = (n: Notification) => ({
   id: n.id,
   workspaceId: n.workspaceId,
   kind: n.kind,
-  webhookId: n.subjectId,
+  webhookId: n.kind === 'webhook.failing' ? n.subjectId : null,
   message: n.message,
   createdAt: toIso(n.createdAt),
   details: n.details,

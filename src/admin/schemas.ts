@@ -16,6 +16,10 @@ const PlanSchema = Type.Union([Type.Literal('free'), Type.Literal('starter'), Ty
 const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
 const PositiveMillicents = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const NullablePositiveMillicents = Type.Union([PositiveMillicents, Type.Null()]);
+/** The workspace's credits.low threshold (src/modules/alerts): spendable credits below it raise the alert; null turns it off. */
+const LowCreditsField = Type.Optional(
+  Type.Union([PositiveMillicents, Type.Null()], { description: 'credits.low fires when spendable credits fall below this many millicents (at most once per UTC day); null: off.' }),
+);
 
 const ID_PROPERTIES = new Set(['id', 'userId', 'ownerUserId', 'organizationId', 'webhookId']);
 const canonicalId = (v: unknown) => (typeof v === 'string' ? v.toLowerCase().replace(/^urn:uuid:/, '') : v);
@@ -54,6 +58,7 @@ export const CreateWorkspaceBody = Type.Object(
     plan: PlanSchema,
     ownerUserId: Type.Optional(Uuid),
     organizationId: Type.Optional(Uuid),
+    lowCreditsMillicents: LowCreditsField,
   },
   strict,
 );
@@ -83,6 +88,7 @@ export const WorkspaceSettingsBody = Type.Object(
       ),
     ),
     budgets: Type.Optional(BudgetsBody),
+    lowCreditsMillicents: LowCreditsField,
   },
   { ...strict, minProperties: 1 },
 );
@@ -141,6 +147,7 @@ export const AdminWorkspaceSchema = Type.Object({
   plan: Type.String(),
   ownerUserId: Type.Union([Uuid, Type.Null()]),
   organizationId: Type.Union([Uuid, Type.Null()]),
+  lowCreditsMillicents: Type.Union([Millicents, Type.Null()]),
   createdAt: Timestamp,
 });
 export const LimitsSchema = Type.Object({
@@ -201,7 +208,8 @@ export const NotificationSchema = Type.Object({
   id: Uuid,
   workspaceId: Uuid,
   kind: Type.String(),
-  webhookId: Uuid,
+  /** The failing webhook of a `webhook.failing` notification; null for other kinds. */
+  webhookId: Type.Union([Uuid, Type.Null()]),
   message: Type.String(),
   createdAt: Timestamp,
   details: Type.Object({}, { additionalProperties: true }),

@@ -35,6 +35,8 @@ export interface WorkspacesTable {
   budget_daily_mc: number | null;
   budget_weekly_mc: number | null;
   budget_monthly_mc: number | null;
+  /** Spendable credits below which `credits.low` is raised; null: off (migration 0012). */
+  low_credits_mc: number | null;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -271,9 +273,9 @@ export interface NotificationsTable {
   id: string;
   workspace_id: string;
   kind: string;
-  /** What the notification is about (a webhook id); with kind and day, the cap. */
+  /** What the notification is about (a webhook id, an allocation id, `workspace:key`, …); with kind and day, the cap. */
   subject_id: string;
-  /** UTC day, YYYY-MM-DD. */
+  /** UTC day, YYYY-MM-DD: the day of the notification, or the day that names an alert's period (src/modules/alerts/). */
   day: string;
   message: string;
   details_json: string;

@@ -2,7 +2,8 @@
  * Periodic housekeeping run by worker processes (ROLE worker or all): expiring credit
  * allocations that became due (except what open holds admitted before the expiry still need;
  * that part expires when those holds settle: billing/expiry.ts), deleting idempotency records
- * past their 24 h, stream slots whose process stopped heartbeating, and events older than
+ * past their 24 h, stream slots whose process stopped heartbeating, allocation.expiring and
+ * key.expiring alerts 7 days ahead (modules/alerts), and events older than
  * EVENT_RETENTION_DAYS with their finished deliveries (events/retention.ts). Each pass is idempotent and
  * safe to run in several processes at once (the expiry itself is one transaction per workspace,
  * under its lock, that re-reads what is due).
@@ -12,6 +13,7 @@ import { sweepExpirations } from '../modules/billing/service.js';
 import { purgeExpired as purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
 import { deleteAllExpiredSlots } from '../modules/jobs/stream-store.js';
 import { purgeExpiredEvents } from '../modules/events/retention.js';
+import { raiseExpiryNotices } from '../modules/alerts/service.js';
 
 export const MAINTENANCE_INTERVAL_MS = 60_000;
 const SWEEP_BATCH = 100;
@@ -30,6 +32,7 @@ export async function runMaintenanceOnce(deps: Deps, shouldStop: () => boolean =
   if (!shouldStop()) {
     await purgeExpiredIdempotencyKeys(deps);
     await deleteAllExpiredSlots(deps.db, deps.clock.now());
+    await raiseExpiryNotices(deps);
   }
   for (let i = 0; i < MAX_BATCHES_PER_PASS && !shouldStop(); i++) {
     if ((await purgeExpiredEvents(deps, PURGE_BATCH)) < PURGE_BATCH) break;

@@ -11,6 +11,7 @@ import * as allocationHotUpdates from './0008-allocation-hot-updates.js';
 import * as retryCostBound from './0009-retry-cost-bound.js';
 import * as streamSlotsByKey from './0010-stream-slots-by-key.js';
 import * as keyRollAndAdjustments from './0011-key-roll-and-adjustments.js';
+import * as alerts from './0012-alerts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009-retry-cost-bound': retryCostBound,
   '0010-stream-slots-by-key': streamSlotsByKey,
   '0011-key-roll-and-adjustments': keyRollAndAdjustments,
+  '0012-alerts': alerts,
 };

@@ -90,6 +90,8 @@ export interface CreateWorkspaceInput {
   plan: Plan;
   ownerUserId?: string;
   organizationId?: string;
+  /** The credits.low threshold (modules/alerts); absent or null: off. */
+  lowCreditsMillicents?: number | null;
 }
 
 export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): Promise<Workspace> {
@@ -105,6 +107,7 @@ export async function createWorkspace(deps: Deps, input: CreateWorkspaceInput): 
     organizationId: input.organizationId ?? null,
     limitOverrides: {},
     budgets: { dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null },
+    lowCreditsMillicents: input.lowCreditsMillicents ?? null,
     createdAt: now,
     updatedAt: now,
   };
@@ -123,6 +126,8 @@ export interface WorkspaceSettingsInput {
   /** A limit set to null returns to the plan default. */
   limits?: { [K in keyof LimitOverrides]?: number | null };
   budgets?: Partial<BudgetCeilings>;
+  /** The credits.low threshold (modules/alerts); null turns the alert off. */
+  lowCreditsMillicents?: number | null;
 }
 
 export async function updateWorkspaceSettings(deps: Deps, workspaceId: string, input: WorkspaceSettingsInput): Promise<Workspace> {
@@ -144,6 +149,7 @@ export async function updateWorkspaceSettings(deps: Deps, workspaceId: string, i
       plan: input.plan ?? current.plan,
       limitOverrides,
       budgets,
+      lowCreditsMillicents: input.lowCreditsMillicents === undefined ? current.lowCreditsMillicents : input.lowCreditsMillicents,
       updatedAt: deps.clock.now(),
     };
     await store.updateWorkspace(trx, next);

@@ -25,6 +25,7 @@ function toWorkspace(r: Row<'workspaces'>): Workspace {
       weeklyMillicents: r.budget_weekly_mc,
       monthlyMillicents: r.budget_monthly_mc,
     },
+    lowCreditsMillicents: r.low_credits_mc === null ? null : Number(r.low_credits_mc),
     createdAt: r.created_at_ms,
     updatedAt: r.updated_at_ms,
   };
@@ -119,6 +120,7 @@ export async function insertWorkspace(db: Db, ws: Workspace): Promise<void> {
       budget_daily_mc: ws.budgets.dailyMillicents,
       budget_weekly_mc: ws.budgets.weeklyMillicents,
       budget_monthly_mc: ws.budgets.monthlyMillicents,
+      low_credits_mc: ws.lowCreditsMillicents,
       created_at_ms: ws.createdAt,
       updated_at_ms: ws.updatedAt,
     })
@@ -164,6 +166,7 @@ export async function updateWorkspace(db: Db, ws: Workspace): Promise<void> {
       budget_daily_mc: ws.budgets.dailyMillicents,
       budget_weekly_mc: ws.budgets.weeklyMillicents,
       budget_monthly_mc: ws.budgets.monthlyMillicents,
+      low_credits_mc: ws.lowCreditsMillicents,
       updated_at_ms: ws.updatedAt,
     })
     .where('id', '=', ws.id)

@@ -45,6 +45,8 @@ export interface Workspace {
   organizationId: string | null;
   limitOverrides: LimitOverrides;
   budgets: BudgetCeilings;
+  /** Spendable credits below which the workspace gets `credits.low` (modules/alerts); null: off. */
+  lowCreditsMillicents: number | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -26,6 +26,7 @@ import { addressAllowed } from '../../lib/ip-ranges.js';
 import type { Scope, Transport } from './scopes.js';
 import * as store from './store.js';
 import { SUSPENSION_MS } from './suspension.js';
+import { raiseKeySuspended } from '../alerts/service.js';
 import type { ApiKey, AuthContext } from './types.js';
 
 export const KEY_SECRET_PREFIX = 'wask_';
@@ -266,6 +267,8 @@ export async function recordAuthorizationFailure(deps: Deps, key: ApiKey, err: A
     await deps.db.transaction().execute(async (trx) => {
       await store.setKeySuspendedUntil(trx, key.id, until);
       await store.bumpAuthEpoch(trx);
+      // key.suspended in each of its workspaces (modules/alerts), at most once a day each.
+      await raiseKeySuspended(trx, key, until, now);
     });
   } catch (writeErr) {
     // The request is refused either way; a failed write must not turn a 403 into a 500.

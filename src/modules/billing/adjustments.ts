@@ -13,6 +13,7 @@
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { raiseCreditsLowIfBelow } from '../alerts/service.js';
 import { findWorkspace } from '../accounts/store.js';
 import { lockWorkspace } from '../../db/locking.js';
 import { expireAllocations } from './expiry.js';
@@ -56,7 +57,8 @@ export async function adjustCredits(deps: Deps, workspaceId: string, input: Adju
   const provenance = input.provenance ?? ADJUSTMENT;
 
   return deps.db.transaction().execute(async (trx) => {
-    if (!(await findWorkspace(trx, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+    const workspace = await findWorkspace(trx, workspaceId);
+    if (!workspace) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
     await lockWorkspace(trx, deps.caps, workspaceId);
     // Expiry first, so "spendable" below is what a reader of the balance sees now.
     await expireAllocations(trx, workspaceId, now);
@@ -102,6 +104,8 @@ export async function adjustCredits(deps: Deps, workspaceId: string, input: Adju
     for (const t of transactions) await store.appendAdjustmentEntry(trx, t as LedgerEntry & { reason: string; provenance: string });
     const total = await store.sumLiveRemaining(trx, workspaceId, now);
     const reserved = await store.sumOpenHolds(trx, workspaceId);
+    // A debit lowers spendable credits: credits.low in its transaction (modules/alerts).
+    if (amount < 0) await raiseCreditsLowIfBelow(trx, workspaceId, workspace.lowCreditsMillicents, total - reserved, now);
     return {
       workspaceId,
       amountMillicents: amount,

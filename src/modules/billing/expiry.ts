@@ -22,6 +22,7 @@ import { newId } from '../../lib/ids.js';
 import * as store from './expiry-store.js';
 import type { DueAllocation, OpenHoldAmount } from './expiry-store.js';
 import { appendLedger } from './store.js';
+import { checkCreditsLow } from '../alerts/service.js';
 
 export interface ExpiryStep {
   allocation: DueAllocation;
@@ -55,7 +56,8 @@ export function planExpiry(due: readonly DueAllocation[], holds: readonly OpenHo
 
 /**
  * Expires what is due in one workspace inside the caller's transaction (the caller holds the
- * workspace lock). Returns the credits expired.
+ * workspace lock), raising credits.low when it leaves spendable credits below the workspace's
+ * threshold. Returns the credits expired.
  */
 export async function expireAllocations(trx: Transaction<Database>, workspaceId: string, now: number): Promise<number> {
   const due = await store.findDueAllocations(trx, workspaceId, now);
@@ -78,6 +80,8 @@ export async function expireAllocations(trx: Transaction<Database>, workspaceId:
     });
     expired += step.expire;
   }
+  // Expired credits lower spendable ones: credits.low in this transaction (modules/alerts).
+  if (expired > 0) await checkCreditsLow(trx, workspaceId, now);
   return expired;
 }
 

@@ -8,6 +8,7 @@ import { Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { JobMetadataSchema } from '../jobs/routes.js';
 import { MediaItemSchema } from '../media/routes.js';
 import { listEvents } from './service.js';
+import { AlertEventSchemas } from '../alerts/schemas.js';
 import { EVENT_TYPES } from './store.js';
 
 const EventFields = { id: Uuid, workspaceId: Uuid, createdAt: Timestamp };
@@ -41,7 +42,7 @@ const OtherEventSchema = Type.Object(
 );
 
 /** A workspace event: a feed entry and the JSON body of a webhook delivery. */
-export const EventSchema = Type.Union([JobEventSchema, MediaEventSchema, OtherEventSchema]);
+export const EventSchema = Type.Union([JobEventSchema, MediaEventSchema, ...AlertEventSchemas, OtherEventSchema]);
 
 const EventQuerySchema = Type.Object(
   {
@@ -69,7 +70,7 @@ export async function eventRoutes(app: FastifyInstance, deps: Deps): Promise<voi
         tags: ['events'],
         summary: 'The workspace event feed, oldest first',
         description:
-          'Pages through job.completed, job.failed, job.cancelled and media.created events of the selected workspace. ' +
+          `Pages through the events of the selected workspace (${EVENT_TYPES.join(', ')}). ` +
           'Events appear once the change that caused them is committed; a position never moves past an event that could still appear.',
         headers: WorkspaceHeaders,
         querystring: EventQuerySchema,

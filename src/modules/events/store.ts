@@ -11,8 +11,12 @@ import { arg, prepared } from '../../db/prepared.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export type EventType = 'job.completed' | 'job.failed' | 'job.cancelled' | 'media.created';
-export const EVENT_TYPES: readonly EventType[] = ['job.completed', 'job.failed', 'job.cancelled', 'media.created'];
+/** Alerts (modules/alerts): raised at most once per threshold and period, or per allocation or key. */
+export type AlertEventType = 'budget.threshold_crossed' | 'credits.low' | 'allocation.expiring' | 'key.expiring' | 'key.suspended' | 'webhook.failing';
+export const ALERT_EVENT_TYPES: readonly AlertEventType[] = ['budget.threshold_crossed', 'credits.low', 'allocation.expiring', 'key.expiring', 'key.suspended', 'webhook.failing'];
+
+export type EventType = 'job.completed' | 'job.failed' | 'job.cancelled' | 'media.created' | AlertEventType;
+export const EVENT_TYPES: readonly EventType[] = ['job.completed', 'job.failed', 'job.cancelled', 'media.created', ...ALERT_EVENT_TYPES];
 
 export interface StoredEvent {
   id: string;
@@ -29,8 +33,8 @@ const insertEventQuery = prepared((db) => db.insertInto('events').values({ id: a
  * the work began: the feed is in commit order, and an event stamped before its transaction could
  * show a createdAt earlier than events committed before it (docs/decisions.md, "Event createdAt").
  */
-export async function insertEvent(db: Db, workspaceId: string, type: EventType, data: Record<string, unknown>, now: number): Promise<StoredEvent> {
-  const event: StoredEvent = { id: newId(), workspaceId, type, data, createdAt: now };
+export async function insertEvent(db: Db, workspaceId: string, type: EventType, data: Record<string, unknown>, now: number, id: string = newId()): Promise<StoredEvent> {
+  const event: StoredEvent = { id, workspaceId, type, data, createdAt: now };
   await insertEventQuery(db, event.id, workspaceId, type, JSON.stringify(data), now);
   await fanOutEvent(db, event, now);
   return event;

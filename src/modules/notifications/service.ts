@@ -1,7 +1,7 @@
 /**
  * Capped account notifications, read by operators (admin API, command line tool).
  *
- * `webhook.failing`: a webhook's destination keeps failing. Raised when a delivery ends failed
+ * `webhook.failing`: a webhook's destination keeps failing (also an event: modules/alerts). Raised when a delivery ends failed
  * because of its destination, or when one delivery has failed FAILING_STREAK attempts in a row
  * (so an operator hears of a dead endpoint within the first hour, not after the last retry). The
  * unique index (kind, subject, UTC day) caps it at one per webhook per day; raising it again that
@@ -14,17 +14,17 @@ import { AppError } from '../../http/errors.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { findWorkspace } from '../accounts/store.js';
-import { insertNotificationOnce, listNotifications, type Notification } from './store.js';
+import { raiseAlert } from '../alerts/service.js';
+import { utcDay } from '../alerts/rules.js';
+import { insertNotificationOnce, listNotifications } from './store.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-export const WEBHOOK_FAILING = 'webhook.failing';
+export const WEBHOOK_FAILING = 'webhook.failing' as const;
 /** Consecutive failed attempts of one delivery that raise `webhook.failing` before it gives up. */
 export const FAILING_STREAK = 3;
 
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
+export { utcDay };
 
 export interface WebhookFailure {
   workspaceId: string;
@@ -39,31 +39,37 @@ export interface WebhookFailure {
   final: boolean;
 }
 
-/** Records that a webhook is failing, at most once per webhook per UTC day; true when it was new. */
+/**
+ * Records that a webhook is failing, at most once per webhook per UTC day; true when it was new.
+ * It is an alert (modules/alerts): the notification comes with a `webhook.failing` event of the
+ * same id in the feed, delivered to the workspace's webhooks subscribed to that type.
+ */
 export async function raiseWebhookFailing(db: Db, f: WebhookFailure, now: number): Promise<boolean> {
   const status = f.lastStatusCode === null ? '' : ` (HTTP ${f.lastStatusCode})`;
   const message = f.final
     ? `Webhook deliveries to ${f.hostname} are failing: a delivery gave up after ${f.attempts} attempt(s) with ${f.lastErrorCode}${status}.`
     : `Webhook deliveries to ${f.hostname} are failing: ${f.attempts} attempts in a row failed, the last with ${f.lastErrorCode}${status}.`;
-  const n: Notification = {
-    id: newId(),
-    workspaceId: f.workspaceId,
-    kind: WEBHOOK_FAILING,
-    subjectId: f.webhookId,
-    day: utcDay(now),
-    message,
-    details: {
-      hostname: f.hostname,
-      deliveryId: f.deliveryId,
-      eventId: f.eventId,
-      attempts: f.attempts,
-      lastErrorCode: f.lastErrorCode,
-      lastStatusCode: f.lastStatusCode,
-      final: f.final,
+  return raiseAlert(
+    db,
+    {
+      workspaceId: f.workspaceId,
+      type: WEBHOOK_FAILING,
+      subject: f.webhookId,
+      day: utcDay(now),
+      message,
+      data: {
+        webhookId: f.webhookId,
+        hostname: f.hostname,
+        deliveryId: f.deliveryId,
+        eventId: f.eventId,
+        attempts: f.attempts,
+        lastErrorCode: f.lastErrorCode,
+        lastStatusCode: f.lastStatusCode,
+        final: f.final,
+      },
     },
-    createdAt: now,
-  };
-  return insertNotificationOnce(db, n);
+    now,
+  );
 }
 
 export const PROVIDER_KEY_REJECTED = 'provider_key.rejected';

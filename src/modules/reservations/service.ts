@@ -3,7 +3,8 @@
  * job row they belong to. Admission reserves a job's bounded maximum cost against spendable
  * credits (402) and against every budget ceiling of the key and the workspace (429
  * BUDGET_EXCEEDED); open holds count toward admission in every period, also after a period
- * changes. Settlement charges the actual cost (never above the hold), spending allocations
+ * changes. A hold that takes a budget across 50, 80 or 100 % or leaves spendable credits below the
+ * workspace's low-credits threshold raises its alert in the same transaction (modules/alerts). Settlement charges the actual cost (never above the hold), spending allocations
  * earliest-expiry first, writes one `usage` ledger entry and releases the hold.
  */
 import type { Transaction } from 'kysely';
@@ -18,6 +19,8 @@ import { expireAllocations } from '../billing/service.js';
 import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
 import * as store from './store.js';
 import { planSettlement } from './spending.js';
+import { raiseBudgetAlerts, raiseCreditsLowIfBelow } from '../alerts/service.js';
+import { thresholdsCrossed, type BudgetCrossing } from '../alerts/rules.js';
 
 type Trx = Transaction<Database>;
 
@@ -34,7 +37,13 @@ const PERIODS: { field: keyof BudgetCeilings; period: Period; name: 'DAY' | 'WEE
   { field: 'monthlyMillicents', period: 'month', name: 'MONTH', label: 'month' },
 ];
 
-async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise<void> {
+/**
+ * 429 BUDGET_EXCEEDED unless the job's maximum fits every ceiling; otherwise the thresholds
+ * (50, 80, 100 %) its hold takes a budget's committed amount (spent in the period plus reserved)
+ * across, for budget.threshold_crossed (modules/alerts).
+ */
+async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise<BudgetCrossing[]> {
+  const crossings: BudgetCrossing[] = [];
   const owners = [
     { scope: 'key' as const, ceilings: req.key?.budgets, held: () => sumKeyOpenHolds(trx, req.key!.id), spent: (from: number, to: number) => sumKeySpent(trx, req.key!.id, from, to) },
     { scope: 'workspace' as const, ceilings: req.workspace.budgets, held: () => sumOpenHolds(trx, req.workspace.id), spent: (from: number, to: number) => sumSpent(trx, req.workspace.id, null, from, to) },
@@ -65,8 +74,20 @@ async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise
           },
         });
       }
+      for (const thresholdPercent of thresholdsCrossed(spent + held, spent + held + req.maximumMillicents, limit)) {
+        crossings.push({
+          scope: owner.scope,
+          keyId: owner.scope === 'key' ? req.key!.id : null,
+          period: p.label,
+          thresholdPercent,
+          spentMillicents: spent,
+          reservedMillicents: held + req.maximumMillicents,
+          limitMillicents: limit,
+        });
+      }
     }
   }
+  return crossings;
 }
 
 /** 402: spendable credits (live minus held) do not cover a maximum cost. */
@@ -91,8 +112,11 @@ export async function reserve(trx: Trx, now: number, req: ReserveRequest, read?:
   }
   const spendable = total - reserved;
   if (spendable < req.maximumMillicents) throw insufficientCredits(spendable, req.maximumMillicents);
-  await checkBudgets(trx, now, req);
+  const crossings = await checkBudgets(trx, now, req);
   await store.insertHold(trx, { id: newId(), workspaceId: req.workspace.id, jobId: req.jobId, keyId: req.key?.id ?? null, amountMillicents: req.maximumMillicents }, now);
+  // Alerts of this hold, in its transaction (modules/alerts): usually nothing to write.
+  if (crossings.length > 0) await raiseBudgetAlerts(trx, req.workspace.id, crossings, now);
+  await raiseCreditsLowIfBelow(trx, req.workspace.id, req.workspace.lowCreditsMillicents, spendable - req.maximumMillicents, now);
 }
 
 export interface SettleRequest {

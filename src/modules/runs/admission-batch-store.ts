@@ -10,6 +10,7 @@
 import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { guardCheck } from '../../db/guard.js';
 import { dueCreditsSql, heldCreditsSql, liveCreditsSql, pendingJobsSql } from './figures-sql.js';
+import { creditsLowRaisedSql } from '../alerts/store.js';
 import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
@@ -34,6 +35,8 @@ export interface BatchFigures {
   dueAllocations: boolean;
   liveMillicents: number;
   heldMillicents: number;
+  /** Whether the workspace's credits.low of the day asked about exists (false when not asked). */
+  creditsLowRaised: boolean;
   /** Stored Idempotency-Keys among those asked about. */
   idempotency: StoredIdempotency[];
 }
@@ -44,11 +47,23 @@ interface FiguresRow {
   due: boolean;
   live: string | number;
   held: string | number;
+  low_raised: boolean;
   idempotency: StoredIdempotency[];
 }
 
-/** Reads the batch's figures: before the workspace lock (then the write re-checks them) or after it. */
-export function batchFiguresQuery(db: Db, workspaceId: string, providers: string[], keys: { keyId: string; idemKey: string }[], now: number): CompiledQuery {
+/**
+ * Reads the batch's figures: before the workspace lock (then the write re-checks them) or after it.
+ * `creditsLowDay`: the UTC day whose credits.low to look for (workspaces with a low-credits
+ * threshold only; modules/alerts).
+ */
+export function batchFiguresQuery(
+  db: Db,
+  workspaceId: string,
+  providers: string[],
+  keys: { keyId: string; idemKey: string }[],
+  now: number,
+  creditsLowDay: string | null = null,
+): CompiledQuery {
   return sql<FiguresRow>`
     select
       ${pendingJobsSql(workspaceId)} as pending,
@@ -57,6 +72,7 @@ export function batchFiguresQuery(db: Db, workspaceId: string, providers: string
       ${dueCreditsSql(workspaceId, now)} as due,
       ${liveCreditsSql(workspaceId, now)} as live,
       ${heldCreditsSql(workspaceId)} as held,
+      ${creditsLowDay === null ? sql`false` : creditsLowRaisedSql(workspaceId, creditsLowDay)} as low_raised,
       (select coalesce(json_agg(json_build_object('keyId', key_id, 'idemKey', idem_key, 'hash', request_hash, 'state', state,
           'statusCode', status_code, 'response', response_json, 'expiresAt', expires_at_ms)), '[]'::json)
         from idempotency_keys where workspace_id = ${workspaceId}
@@ -71,6 +87,7 @@ export function parseBatchFigures(rows: unknown[]): BatchFigures {
     dueAllocations: r.due,
     liveMillicents: Number(r.live),
     heldMillicents: Number(r.held),
+    creditsLowRaised: r.low_raised,
     idempotency: r.idempotency.map((i) => ({ ...i, statusCode: i.statusCode === null ? null : Number(i.statusCode), expiresAt: Number(i.expiresAt) })),
   };
 }

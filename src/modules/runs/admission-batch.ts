@@ -16,7 +16,9 @@
  * What the batch does not decide goes the one-by-one way, which stays the reference:
  * - keys or workspaces with budgets (their checks sum spending per period), decided by the caller;
  * - a run whose stored Idempotency-Key has expired (the one-by-one claim replaces it);
- * - the whole batch when credits are due to expire (expiry is settled first) or when the write
+ * - the whole batch when credits are due to expire (expiry is settled first), when it would leave
+ *   spendable credits below the workspace's low-credits threshold with no credits.low raised that
+ *   day (the one-by-one hold raises it in its transaction: modules/alerts), or when the write
  *   fails, e.g. because a synchronous run claimed one of the keys outside the workspace lock in
  *   the meantime (the unique index refuses the second claim; one by one, it replays or conflicts).
  * Points charged in an attempt that does not commit are given back before the runs are decided again.
@@ -42,6 +44,7 @@ import { chargePointsNow, refundPoints } from '../usage/service.js';
 import type { ChargeResult } from '../usage/meter.js';
 import { batchFiguresQuery, parseBatchFigures, parseWrittenFigures, writeAdmissionsQuery, type AdmissionWrites, type BatchFigures, type StoredIdempotency } from './admission-batch-store.js';
 import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
+import { utcDay } from '../alerts/rules.js';
 
 export interface QueuedRun {
   auth: AuthContext;
@@ -136,6 +139,8 @@ interface KnownFigures {
   waitingJobs: number;
   /** Provider name → whether the workspace has its own key for it (only providers checked). */
   ownProviders: Map<string, boolean>;
+  /** The UTC day whose credits.low the workspace is known to have (null: not known). */
+  creditsLowRaisedDay: string | null;
   at: number;
 }
 
@@ -158,6 +163,21 @@ function rememberFigures(deps: Deps, workspaceId: string, figures: KnownFigures)
   byWorkspace.delete(workspaceId);
   if (byWorkspace.size >= FIGURES_MAX) byWorkspace.delete(byWorkspace.keys().next().value!);
   byWorkspace.set(workspaceId, figures);
+}
+
+/**
+ * Whether admitting what was decided raises credits.low: holds were taken, spendable credits after
+ * them are below the workspace's threshold and no credits.low was raised that day. The batch
+ * writes no alerts: such a batch (at most one a day per workspace) is admitted one by one, whose
+ * hold raises the alert in the admission's transaction (reservations/service.ts, modules/alerts).
+ * The figures may be older than the lock, but spendable credits can only be higher under it (the
+ * write's guard), so "not below" holds there too, and a raised alert is never taken back.
+ */
+function raisesCreditsLow(run: QueuedRun, decided: Decided, spendableBefore: number, raisedToday: boolean): boolean {
+  const threshold = run.auth.workspace.lowCreditsMillicents;
+  if (threshold === null || raisedToday || decided.writes.holds.length === 0) return false;
+  const admitted = decided.writes.holds.reduce((sum, h) => sum + Number(h.amount_mc), 0);
+  return spendableBefore - admitted < threshold;
 }
 
 /** Providers the runs' operations use (those a workspace may fund with its own key). */
@@ -185,13 +205,13 @@ async function admitFromCache(deps: Deps, runs: QueuedRun[]): Promise<BatchOutco
     heldMillicents: 0,
   };
   const decided = decide(deps, runs, workspaceId, figures, new Map(), now);
-  // Refusals and replays are decided from read figures and stored keys only.
-  if (decided.outcomes.some((o) => o.kind !== 'new')) {
+  // Refusals and replays are decided from read figures and stored keys only, and so is credits.low.
+  if (decided.outcomes.some((o) => o.kind !== 'new') || raisesCreditsLow(runs[0]!, decided, known.spendableMillicents, known.creditsLowRaisedDay === utcDay(now))) {
     refundAttempt(deps, runs);
     return undefined;
   }
   try {
-    await batchTransaction(deps, (tx) => write(deps, tx, workspaceId, decided, { figures, providers }, known.ownProviders, now));
+    await batchTransaction(deps, (tx) => write(deps, tx, workspaceId, decided, { figures, providers }, known.ownProviders, known.creditsLowRaisedDay, now));
   } catch {
     // Changed figures (guard), a stored Idempotency-Key (unique index) or any other failure.
     refundAttempt(deps, runs);
@@ -210,7 +230,9 @@ async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], mode: 
   const now = deps.clock.now();
   const workspaceId = runs[0]!.auth.workspace.id;
   const providers = providersOf(deps, runs);
-  const figuresQuery = batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now);
+  const today = utcDay(now);
+  const lowDay = runs[0]!.auth.workspace.lowCreditsMillicents === null ? null : today;
+  const figuresQuery = batchFiguresQuery(deps.db, workspaceId, providers, runs.map((r) => r.scope), now, lowDay);
   const read = mode === 'read' ? (await tx.run([figuresQuery]))[0] : (await tx.run([lockWorkspaceQuery(deps.db, workspaceId), figuresQuery]))[1];
   const figures = parseBatchFigures(read!.rows);
   if (figures.dueAllocations) {
@@ -221,12 +243,25 @@ async function admitBatch(deps: Deps, tx: BatchRunner, runs: QueuedRun[], mode: 
   const stored = new Map<string, Known>(figures.idempotency.map((i) => [`${i.keyId}\n${i.idemKey}`, i]));
   const decided = decide(deps, runs, workspaceId, figures, stored, now);
   const checked = new Map(providers.map((p) => [p, figures.ownProviders.has(p)]));
+  const raisedDay = figures.creditsLowRaised ? today : null;
+  if (raisesCreditsLow(runs[0]!, decided, figures.liveMillicents - figures.heldMillicents, figures.creditsLowRaised)) {
+    refundAttempt(deps, runs);
+    await tx.run([], { commit: true });
+    forgetFigures(deps, workspaceId);
+    return runs.map(() => ({ kind: 'single' }));
+  }
   if (decided.writes.jobs.length === 0) {
     await tx.run([], { commit: true });
-    rememberFigures(deps, workspaceId, { spendableMillicents: figures.liveMillicents - figures.heldMillicents, waitingJobs: figures.waitingJobs, ownProviders: checked, at: now });
+    rememberFigures(deps, workspaceId, {
+      spendableMillicents: figures.liveMillicents - figures.heldMillicents,
+      waitingJobs: figures.waitingJobs,
+      ownProviders: checked,
+      creditsLowRaisedDay: raisedDay,
+      at: now,
+    });
     return decided.outcomes;
   }
-  await write(deps, tx, workspaceId, decided, mode === 'read' ? { figures, providers } : undefined, checked, now);
+  await write(deps, tx, workspaceId, decided, mode === 'read' ? { figures, providers } : undefined, checked, raisedDay, now);
   return decided.outcomes;
 }
 
@@ -307,6 +342,7 @@ async function write(
   decided: Decided,
   guarded: { figures: Figures; providers: string[] } | undefined,
   ownProviders: Map<string, boolean>,
+  creditsLowRaisedDay: string | null,
   now: number,
 ): Promise<void> {
   const { writes } = decided;
@@ -329,6 +365,7 @@ async function write(
     spendableMillicents: seen.spendableMillicents - admitted,
     waitingJobs: seen.waitingJobs + writes.jobs.filter((j) => j.status === 'pending').length,
     ownProviders,
+    creditsLowRaisedDay,
     at: now,
   });
 }

@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * The workspace event feed, oldest first
-         * @description Pages through job.completed, job.failed, job.cancelled and media.created events of the selected workspace. Events appear once the change that caused them is committed; a position never moves past an event that could still appear.
+         * @description Pages through the events of the selected workspace (job.completed, job.failed, job.cancelled, media.created, budget.threshold_crossed, credits.low, allocation.expiring, key.expiring, key.suspended, webhook.failing). Events appear once the change that caused them is committed; a position never moves past an event that could still appear.
          *
          *     Scope: `jobs:read`. Costs 2 usage points. Success code: `PUBLIC_EVENTS_LIST`.
          */
@@ -1488,7 +1488,7 @@ export interface operations {
                 /** @description nextCursor of an earlier page. */
                 cursor?: string;
                 limit?: number;
-                /** @description Comma-separated event types to return: job.completed, job.failed, job.cancelled, media.created. */
+                /** @description Comma-separated event types to return: job.completed, job.failed, job.cancelled, media.created, budget.threshold_crossed, credits.low, allocation.expiring, key.expiring, key.suspended, webhook.failing. */
                 types?: string;
             };
             header: {
@@ -1575,6 +1575,119 @@ export interface operations {
                                 id: string;
                                 /** @enum {string} */
                                 type: "media.created";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    budget: {
+                                        /** Format: uuid */
+                                        keyId?: string;
+                                        period: "day" | "week" | "month";
+                                        scope: "key" | "workspace";
+                                    };
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    limitMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    reservedMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    spentMillicents: number;
+                                    thresholdPercent: 50 | 80 | 100;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "budget.threshold_crossed";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    spendableMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    thresholdMillicents: number;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "credits.low";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    allocation: {
+                                        /** Format: date-time */
+                                        createdAt: string;
+                                        expiresAt: string | null;
+                                        /** Format: uuid */
+                                        id: string;
+                                        provenance: string;
+                                        /** @description Integer millicents (1 cent = 1000 millicents). */
+                                        remainingMillicents: number;
+                                    };
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "allocation.expiring";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** Format: date-time */
+                                    expiresAt: string;
+                                    /** Format: uuid */
+                                    keyId: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "key.expiring";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** Format: uuid */
+                                    keyId: string;
+                                    /** Format: date-time */
+                                    until: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "key.suspended";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    attempts: number;
+                                    /** Format: uuid */
+                                    deliveryId: string;
+                                    /** Format: uuid */
+                                    eventId: string;
+                                    /** @description True when the delivery gave up; false while it is still retried. */
+                                    final: boolean;
+                                    hostname: string;
+                                    lastErrorCode: string;
+                                    lastStatusCode: number | null;
+                                    /** Format: uuid */
+                                    webhookId: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                type: "webhook.failing";
                                 /** Format: uuid */
                                 workspaceId: string;
                             } | {
@@ -4333,7 +4446,7 @@ export interface operations {
                                 /** Format: date-time */
                                 createdAt: string;
                                 enabled: boolean;
-                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
                                 /** @description When the webhook was revoked; null while active. */
@@ -4479,8 +4592,8 @@ export interface operations {
                      * @default true
                      */
                     enabled?: boolean;
-                    /** @description Event types to deliver (at least one, no repeats): job.completed, job.failed, job.cancelled, media.created. */
-                    eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                    /** @description Event types to deliver (at least one, no repeats): job.completed, job.failed, job.cancelled, media.created, budget.threshold_crossed, credits.low, allocation.expiring, key.expiring, key.suspended, webhook.failing. */
+                    eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                     /** @description HTTPS URL of at most 2048 characters, without user name, password or fragment, on a hostname verified in this workspace (exactly: a verified parent domain does not cover it) that resolves only to public addresses. */
                     url: string;
                 };
@@ -4502,7 +4615,7 @@ export interface operations {
                                 /** Format: date-time */
                                 createdAt: string;
                                 enabled: boolean;
-                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
                                 /** @description When the webhook was revoked; null while active. */
@@ -4979,7 +5092,7 @@ export interface operations {
                                 /** Format: date-time */
                                 createdAt: string;
                                 enabled: boolean;
-                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
                                 /** @description When the webhook was revoked; null while active. */
@@ -5140,7 +5253,7 @@ export interface operations {
                                 /** Format: date-time */
                                 createdAt: string;
                                 enabled: boolean;
-                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
                                 /** @description When the webhook was revoked; null while active. */
@@ -5285,8 +5398,8 @@ export interface operations {
             content: {
                 "application/json": {
                     enabled?: boolean;
-                    /** @description Event types to deliver (at least one, no repeats): job.completed, job.failed, job.cancelled, media.created. */
-                    eventTypes?: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                    /** @description Event types to deliver (at least one, no repeats): job.completed, job.failed, job.cancelled, media.created, budget.threshold_crossed, credits.low, allocation.expiring, key.expiring, key.suspended, webhook.failing. */
+                    eventTypes?: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                     /** @description HTTPS URL of at most 2048 characters, without user name, password or fragment, on a hostname verified in this workspace (exactly: a verified parent domain does not cover it) that resolves only to public addresses. */
                     url?: string;
                 };
@@ -5306,7 +5419,7 @@ export interface operations {
                                 /** Format: date-time */
                                 createdAt: string;
                                 enabled: boolean;
-                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created")[];
+                                eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
                                 /** @description When the webhook was revoked; null while active. */
