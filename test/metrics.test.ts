@@ -9,6 +9,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { admin, call, describeEachDatabase, type TestContext } from './support/harness.js';
 import { seedTenant } from './support/seed.js';
@@ -21,6 +24,8 @@ import { createMetrics, MAX_LABEL_VALUES } from '../src/http/metrics.js';
 import { runMaintenanceOnce } from '../src/worker/maintenance.js';
 import { grantCredits } from '../src/modules/billing/service.js';
 import { FakeClock } from '../src/lib/clock.js';
+import { startMetricsListener } from '../src/http/metrics-listener.js';
+import { distMissing, DIST_MAIN, PROCESS_SECRET_KEY, startServer, waitUntil } from './support/processes.js';
 import type { Database } from '../src/db/schema.js';
 
 const receiver = HttpsReceiver.forThisFile();
@@ -191,6 +196,7 @@ describeEachDatabase(
         metrics_database_up: 'gauge',
       };
       for (const [name, type] of Object.entries(expected)) assert.equal(m.type.get(name), type, `TYPE of ${name}`);
+      assert.equal(samples(m, 'housekeeping_last_success_timestamp_seconds').length, 0, 'absent before the first pass of this process (not 0, which would read as 1970)');
       for (const name of ['jobs_waiting', 'jobs_running', 'jobs_oldest_waiting_age_seconds', 'webhook_deliveries_backlog', 'credits_reserved_millicents', 'housekeeping_lag_seconds']) {
         assert.match(m.help.get(name)!, /same for every process/, `${name} is global`);
       }
@@ -306,8 +312,55 @@ describeEachDatabase(
       assert.equal(value(m, 'housekeeping_passes_total', { outcome: 'ok' }), passes + 1);
       assert.equal(value(m, 'housekeeping_last_success_timestamp_seconds'), ctx.clock.now() / 1000);
     });
+
+    test('METRICS_PORT listener: GET /metrics is the same registry in Prometheus text, /healthz answers, anything else is 404 or 405', async () => {
+      const ctx = get();
+      const listener = await startMetricsListener(ctx.deps.metrics, '127.0.0.1', 0, (err) => assert.fail(String(err)));
+      try {
+        const base = `http://127.0.0.1:${listener.address.port}`;
+        const res = await fetch(`${base}/metrics`);
+        assert.equal(res.status, 200);
+        assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+        const m = parseExposition(await res.text());
+        assert.equal(value(m, 'metrics_database_up'), 1);
+        assert.equal(m.type.get('jobs_finished_total'), 'counter');
+        assert.ok(value(m, 'jobs_finished_total', { operation: 'chat.generate', provider: 'simulated', status: 'completed', error_code: 'none' }) >= 1, 'the counts of this process');
+        assert.equal((await fetch(`${base}/healthz`)).status, 200);
+        assert.equal((await fetch(`${base}/v1/usage`)).status, 404, 'no API here');
+        assert.equal((await fetch(`${base}/metrics`, { method: 'POST' })).status, 405);
+      } finally {
+        await listener.close();
+      }
+    });
   },
   { env: WEBHOOK_TEST_ENV },
+);
+
+test(
+  'a ROLE=worker process with METRICS_PORT serves its own /metrics (its housekeeping and job counters), and stops cleanly',
+  { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false },
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'was-metrics-'));
+    const worker = await startServer({ ROLE: 'worker', METRICS_PORT: '0', DATABASE_URL: `sqlite:${join(dataDir, 'service.db')}`, DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY });
+    try {
+      const started = worker.lines.find((l) => l.msg === 'service started')!;
+      assert.equal(started.listening, false, 'no API listener');
+      const port = Number(started.metricsPort);
+      assert.ok(port > 0, JSON.stringify(started));
+      const m = await waitUntil(
+        async () => parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()),
+        (x) => value(x, 'housekeeping_passes_total', { outcome: 'ok' }) >= 1,
+        'the first housekeeping pass of the worker',
+      );
+      assert.ok(value(m, 'housekeeping_last_success_timestamp_seconds') > 0);
+      assert.equal(value(m, 'metrics_database_up'), 1);
+      assert.ok(samples(m, 'process_cpu_seconds_total').length === 1, 'process metrics of a server process');
+      assert.equal(await worker.stop(), 0);
+    } finally {
+      await worker.crash();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
 );
 
 test('database gauges: a failed read leaves them out and sets metrics_database_up 0; /metrics still answers', async () => {

@@ -269,11 +269,15 @@ export function createMetrics(options: { processMetrics: boolean; sources?: Metr
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const housekeepingLastSuccess = new Gauge({
-    name: 'housekeeping_last_success_timestamp_seconds',
-    help: 'When the last successful housekeeping pass of this process ended (unix seconds); absent in processes without housekeeping (ROLE=api).',
-    registers: [registry],
-  });
+  let housekeepingLastSuccess: number | undefined;
+  registry.registerMetric(
+    customMetric(
+      'housekeeping_last_success_timestamp_seconds',
+      'When the last successful housekeeping pass of this process ended (unix seconds); absent before the first one and in processes without housekeeping (ROLE=api).',
+      'gauge',
+      () => (housekeepingLastSuccess === undefined ? [] : [{ labels: {}, value: housekeepingLastSuccess }]),
+    ),
+  );
 
   // Job streams and the database pool (this process).
   let openStreams: () => number = () => 0;
@@ -327,7 +331,7 @@ export function createMetrics(options: { processMetrics: boolean; sources?: Metr
     },
     observeHousekeepingPass(ok, finishedAtMs) {
       housekeepingPasses.inc({ outcome: ok ? 'ok' : 'error' });
-      if (ok) housekeepingLastSuccess.set(finishedAtMs / 1000);
+      if (ok) housekeepingLastSuccess = finishedAtMs / 1000;
     },
     trackOpenStreams(count) {
       openStreams = count;
