@@ -337,7 +337,7 @@ describeEachDatabase(
 );
 
 test(
-  'a ROLE=worker process with METRICS_PORT serves its own /metrics (its housekeeping and job counters), and stops cleanly',
+  'a ROLE=worker process with METRICS_PORT serves its own /metrics (its housekeeping counters, process metrics), and stops cleanly',
   { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false },
   async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'was-metrics-'));
