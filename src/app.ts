@@ -238,6 +238,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // response anyway, which saves an onResponse hook on every request.
     logController: new RequestLogController({ disableRequestLogging: !options.logRequests, requestIdLogLabel: 'requestId' }, (request, reply) => {
       deps.metrics.observeRequest(request.method, routePattern(request) ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+      if (reply.statusCode === 429) {
+        const refusal = request.tooManyRequests;
+        deps.metrics.observeTooManyRequests(refusal?.code ?? 'unknown', refusal?.details?.limit);
+      }
       // While draining, a keep-alive connection whose request just finished is idle now: close
       // it, so a client cannot hold the closing server open (server.close() only reaps the
       // connections that were idle when it was called).
@@ -259,6 +263,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
   });
   catalogueRoutes(app);
+  // Set when a request is refused with 429 (http/refusal.ts): declared up front so every request has the same shape.
+  app.decorateRequest('tooManyRequests', undefined);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);

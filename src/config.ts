@@ -14,6 +14,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export interface Config {
   port: number;
+  /** METRICS_PORT: a listener serving only /metrics and /healthz (the way to scrape ROLE=worker). */
+  metricsPort: number | undefined;
   host: string;
   /** `sqlite:PATH` or `postgres://…`; default `sqlite:DATA_DIR/service.db`. */
   databaseUrl: string;
@@ -129,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
   };
 
   const port = int('PORT', 8080, 0, 65535);
+  const metricsPort = str('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 0, 65535);
   const host = str('HOST') ?? '127.0.0.1';
   if (!ipaddr.isValid(host) && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)) {
     problems.push(`HOST must be an IP address or a host name (got "${host}")`);
@@ -182,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     mcpAllowedOrigins,
     port,
+    metricsPort,
     host,
     databaseUrl,
     dataDir,

@@ -24,6 +24,7 @@ import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/str
 import { ProviderRegistry } from './providers/registry.js';
 import { checkProviderAddresses } from './providers/providers-file.js';
 import { missingEngineProblems, probeEngines, type LocalEngines } from './providers/local/engines.js';
+import { OPERATION_IDS } from './operations/ids.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
@@ -127,7 +128,16 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     log,
     keyring,
     cursors: new CursorCodec(keyring),
-    metrics: createMetrics({ processMetrics: options.processMetrics ?? false }),
+    metrics: createMetrics({
+      processMetrics: options.processMetrics ?? false,
+      sources: {
+        db: handle.db,
+        clock,
+        poolStats: () => handle.poolStats(),
+        operations: OPERATION_IDS,
+        onDatabaseError: (err) => log.warn({ err }, 'metrics: reading the database gauges failed'),
+      },
+    }),
     authCache,
     abuse: new AbuseTracker(),
     usage,

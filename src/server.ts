@@ -21,6 +21,7 @@ import { JobWorker } from './worker/job-worker.js';
 import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { onDeliveriesScheduled } from './modules/webhooks/fan-out.js';
 import { startMaintenance } from './worker/maintenance.js';
+import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
 
@@ -55,6 +56,7 @@ export async function runServer(config: Config): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   let app: FastifyInstance | undefined;
   let address: AddressInfo | undefined;
+  let metricsListener: MetricsListener | undefined;
   try {
     app = await buildApp(deps, { logRequests: true });
     if (config.role !== 'worker') {
@@ -62,6 +64,10 @@ export async function runServer(config: Config): Promise<void> {
       address = app.server.address() as AddressInfo;
     } else {
       await app.ready();
+    }
+    // METRICS_PORT: /metrics on a port of its own (the only way to scrape a ROLE=worker process).
+    if (config.metricsPort !== undefined) {
+      metricsListener = await startMetricsListener(deps.metrics, config.host, config.metricsPort, (err) => log.error({ err }, 'metrics scrape failed'));
     }
   } catch (err) {
     await app?.close().catch(() => {});
@@ -97,6 +103,7 @@ export async function runServer(config: Config): Promise<void> {
       role: config.role,
       database: databaseFile ? 'sqlite' : 'postgres',
       ...(address ? { host: address.address, port: address.port } : { listening: false }),
+      ...(metricsListener ? { metricsPort: metricsListener.address.port } : {}),
     },
     'service started',
   );
@@ -117,6 +124,7 @@ export async function runServer(config: Config): Promise<void> {
     try {
       await app!.close();
       await Promise.all(stops.map((stop) => stop()));
+      await metricsListener?.close();
       await deps.close();
     } catch (err) {
       log.error({ err }, 'error during shutdown');

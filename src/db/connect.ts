@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -79,12 +79,69 @@ export interface Capabilities extends SqlCapabilities {
   pipelines?: Pipelines;
 }
 
+/** Connections of this process's pool right now (/metrics: db_pool_*). */
+export interface PoolStats {
+  /** Connections the pool may hold (1 for the single connection of SQLite and PGlite). */
+  max: number;
+  /** Connections checked out: running a query or holding a transaction. */
+  inUse: number;
+  /** Callers waiting for a connection. */
+  waiting: number;
+}
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   caps: Capabilities;
   /** The URL the database was opened with (a LISTEN connection of its own needs it). */
   url: string;
+  /** The pool's use now: read when /metrics is scraped. */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+/**
+ * Counts the connections a single-connection driver (SQLite, PGlite) has handed out and the
+ * callers waiting for one: Kysely's drivers keep that in a private mutex.
+ */
+function countingDriver(driver: Driver, stats: PoolStats): Driver {
+  return new Proxy(driver, {
+    get(target, prop) {
+      if (prop === 'acquireConnection') {
+        return async () => {
+          stats.waiting++;
+          let connection: DatabaseConnection;
+          try {
+            connection = await target.acquireConnection();
+          } finally {
+            stats.waiting--;
+          }
+          stats.inUse++;
+          return connection;
+        };
+      }
+      if (prop === 'releaseConnection') {
+        return async (connection: DatabaseConnection) => {
+          try {
+            await target.releaseConnection(connection);
+          } finally {
+            stats.inUse--;
+          }
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** `dialect` with its driver counted (countingDriver). */
+function countingDialect(dialect: Dialect, stats: PoolStats): Dialect {
+  return {
+    createDriver: () => countingDriver(dialect.createDriver(), stats),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+  };
 }
 
 // int8 and numeric arrive from pg as strings; every such column here is an integer within 2^53.
@@ -136,7 +193,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma('mmap_size = 268435456');
     sqlite.pragma('temp_store = memory');
     const statements = withStatementCache(sqlite);
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: statements }) });
+    const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
+    const db = new Kysely<Database>({ dialect: countingDialect(new ImmediateSqliteDialect({ database: statements }), stats) });
     registerSqliteStatements(db, statements);
     const checkpointer =
       options.backgroundCheckpoint && path !== ':memory:'
@@ -146,6 +204,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       db,
       caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false, ...SQLITE_SQL },
       url,
+      poolStats: () => ({ ...stats }),
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();
@@ -160,17 +219,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const dir = url.slice('pglite:'.length);
     const client = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.pgliteDataDump ? { loadDataDir: options.pgliteDataDump } : {}) });
     await client.waitReady;
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
+    const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
+    const db = new Kysely<Database>({ dialect: countingDialect(new PGliteDialect(client), stats) });
     return {
       db,
       // PGlite is one connection inside this process: it is the single writer.
       caps: { dialect: 'postgres', singleWriter: true, skipLocked: true, ...POSTGRES_SQL },
       url,
+      poolStats: () => ({ ...stats }),
       close: () => db.destroy(),
     };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const pool = new pg.Pool({ connectionString: url, max: options.poolMax ?? 10 });
+    const poolMax = options.poolMax ?? 10;
+    const pool = new pg.Pool({ connectionString: url, max: poolMax });
     // An idle client dropped by the server (restart, failover) must not crash the process;
     // the pool discards it and the next query opens a new connection.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL idle client error: ${err.message}`));
@@ -186,6 +248,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
         pipelines: new Pipelines(pool),
       },
       url,
+      // The pool's own counts: they include the connections the pipelines check out directly.
+      poolStats: () => ({ max: poolMax, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
       close: () => db.destroy(),
     };
   }

@@ -22,6 +22,7 @@ export function errorBody(request: FastifyRequest, code: ErrorCode, message: str
 }
 
 export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.status === 429) request.tooManyRequests = err;
   if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
   const headers = err.headers;
   if (headers) for (const name in headers) reply.header(name, headers[name]);

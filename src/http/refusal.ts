@@ -7,6 +7,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppError } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The 429 refusal this request was answered with (its code and details.limit are counted in /metrics). */
+    tooManyRequests?: AppError;
+  }
+}
+
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** `{"success":false,"code":…,"message":…,"requestId":` per error object (most refusals are shared instances). */
 const heads = new WeakMap<AppError, string>();
@@ -41,6 +48,7 @@ export function refusalBody(requestId: string, err: AppError): string {
 }
 
 export function sendRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError): void {
+  if (err.status === 429) request.tooManyRequests = err;
   if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
   const headers = err.headers;
   if (headers) for (const name in headers) reply.header(name, headers[name]);

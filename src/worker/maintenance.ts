@@ -21,8 +21,19 @@ const PURGE_BATCH = 500;
 /** Upper bound on batches per pass, so one pass never runs unbounded. */
 const MAX_BATCHES_PER_PASS = 50;
 
-/** One maintenance pass; returns how many workspaces had expirations settled. */
+/** One maintenance pass; returns how many workspaces had expirations settled. Counted in /metrics (housekeeping_*). */
 export async function runMaintenanceOnce(deps: Deps, shouldStop: () => boolean = () => false): Promise<number> {
+  try {
+    const settled = await maintenancePass(deps, shouldStop);
+    deps.metrics.observeHousekeepingPass(true, deps.clock.now());
+    return settled;
+  } catch (err) {
+    deps.metrics.observeHousekeepingPass(false, deps.clock.now());
+    throw err;
+  }
+}
+
+async function maintenancePass(deps: Deps, shouldStop: () => boolean): Promise<number> {
   let settled = 0;
   for (let i = 0; i < MAX_BATCHES_PER_PASS && !shouldStop(); i++) {
     const n = await sweepExpirations(deps, SWEEP_BATCH);

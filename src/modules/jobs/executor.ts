@@ -80,7 +80,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   }
   // Files of the last step and of the result: their rows are written when the job finishes.
   const lastFiles: MediaRecord[] = [];
-  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>) => {
+  const attemptStart = deps.clock.now();
+  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'> & { status: 'completed' | 'failed' }) => {
     const row = await finishJob(deps, job.id, {
       ...req,
       workspaceId: job.workspace_id,
@@ -90,6 +91,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
       ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}),
     });
     if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
+    else deps.metrics.observeJobAttempt(op.id, route?.providerName ?? 'none', req.status, row.error_code, Math.max(0, deps.clock.now() - attemptStart) / 1000);
     return row;
   };
   const funding = job.funding === 'provider_key' ? 'provider_key' : 'credits';
@@ -98,53 +100,56 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   try {
     // The deployment stopped offering the operation after the job was admitted (providers file changed).
     if (!route) throw new ProviderError('OPERATION_UNAVAILABLE', 'The operation is not offered by this deployment any more.');
-    const result = await route.adapter.run({
-      jobId: job.id,
-      workspaceId: job.workspace_id,
-      operation: op,
-      input,
-      attempt: Number(job.attempt),
-      stepsTotal: Number(job.steps_total),
-      stepsDone: cp.stepsDone,
-      state: cp.state,
-      checkpointedFiles: () => cp.files.map((f) => ({ field: f.field, ...(f.index !== undefined ? { index: f.index } : {}), mediaId: String(f.ref.mediaId) })),
-      maximumMillicents,
-      signal,
-      route,
-      funding,
-      apiKey: await providerKeyFor(deps, job, route, funding),
-      media: mediaAccess(deps, job.workspace_id),
-      isVerifiedHost: async (hostname) => (await findDomain(deps.db, job.workspace_id, hostname.toLowerCase()))?.status === 'verified',
-      charge: (used) => route.charge(used, maximumMillicents),
-      progress: async (percentage) => {
-        // Completion itself records 100 %, in the transaction that settles the job.
-        if (percentage >= 100) return;
-        const now = deps.clock.now();
-        const changed = await inTransaction(deps, (trx) =>
-          changeJob(trx, now, job.id, ['processing'], token, { progress: Math.max(0, Math.min(100, percentage)) }),
-        );
-        if (!changed) throw new LeaseLostError(job.id);
-      },
-      checkpoint: async (step) => {
-        const last = step.stepsDone >= Number(job.steps_total);
-        const refs = await storeFiles(deps, job, step.files ?? [], last ? lastFiles : undefined);
-        cp.files.push(...refs);
-        cp.stepsDone = step.stepsDone;
-        cp.attemptCost += step.costMillicents;
-        if (step.state) cp.state = step.state;
-        // The last step is recorded by the finishing transaction, with the result: one write
-        // fewer per job. A crash in between re-runs that step, as it would any unrecorded one.
-        if (last) return;
-        const ok = await inWrite(deps, (db) =>
-          store.touchJob(db, job.id, token, {
-            checkpoint_json: JSON.stringify(cp),
-            steps_done: cp.stepsDone,
-            updated_at_ms: deps.clock.now(),
-          }),
-        );
-        if (!ok) throw new LeaseLostError(job.id);
-      },
-    });
+    const apiKey = await providerKeyFor(deps, job, route, funding);
+    const result = await providerCall(deps, route, signal, () =>
+      route.adapter.run({
+        jobId: job.id,
+        workspaceId: job.workspace_id,
+        operation: op,
+        input,
+        attempt: Number(job.attempt),
+        stepsTotal: Number(job.steps_total),
+        stepsDone: cp.stepsDone,
+        state: cp.state,
+        checkpointedFiles: () => cp.files.map((f) => ({ field: f.field, ...(f.index !== undefined ? { index: f.index } : {}), mediaId: String(f.ref.mediaId) })),
+        maximumMillicents,
+        signal,
+        route,
+        funding,
+        apiKey,
+        media: mediaAccess(deps, job.workspace_id),
+        isVerifiedHost: async (hostname) => (await findDomain(deps.db, job.workspace_id, hostname.toLowerCase()))?.status === 'verified',
+        charge: (used) => route.charge(used, maximumMillicents),
+        progress: async (percentage) => {
+          // Completion itself records 100 %, in the transaction that settles the job.
+          if (percentage >= 100) return;
+          const now = deps.clock.now();
+          const changed = await inTransaction(deps, (trx) =>
+            changeJob(trx, now, job.id, ['processing'], token, { progress: Math.max(0, Math.min(100, percentage)) }),
+          );
+          if (!changed) throw new LeaseLostError(job.id);
+        },
+        checkpoint: async (step) => {
+          const last = step.stepsDone >= Number(job.steps_total);
+          const refs = await storeFiles(deps, job, step.files ?? [], last ? lastFiles : undefined);
+          cp.files.push(...refs);
+          cp.stepsDone = step.stepsDone;
+          cp.attemptCost += step.costMillicents;
+          if (step.state) cp.state = step.state;
+          // The last step is recorded by the finishing transaction, with the result: one write
+          // fewer per job. A crash in between re-runs that step, as it would any unrecorded one.
+          if (last) return;
+          const ok = await inWrite(deps, (db) =>
+            store.touchJob(db, job.id, token, {
+              checkpoint_json: JSON.stringify(cp),
+              steps_done: cp.stepsDone,
+              updated_at_ms: deps.clock.now(),
+            }),
+          );
+          if (!ok) throw new LeaseLostError(job.id);
+        },
+      }),
+    );
     const refs = await storeFiles(deps, job, result.files, lastFiles);
     const output = assemble(result.data, [...cp.files, ...refs]);
     if (Buffer.byteLength(JSON.stringify(output)) > MAX_STORED_RESULT_BYTES) {
@@ -178,6 +183,26 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
       checkpoint: cp,
     });
     return row ? { status: 'failed', row } : { status: 'lost' };
+  }
+}
+
+/**
+ * One provider call (an attempt's adapter run), counted in /metrics with its duration and, when
+ * it fails, the job errorCode it gives. A call cut short by the lease (a cancel, a lost heartbeat)
+ * or by shutdown is not the provider's outcome and is not counted; a deadline is PROVIDER_TIMEOUT.
+ */
+async function providerCall<T>(deps: Deps, route: OperationRoute, signal: AbortSignal, call: () => Promise<T>): Promise<T> {
+  const start = deps.clock.now();
+  const observe = (errorCode: string | null) => deps.metrics.observeProviderCall(route.providerName, route.operation.id, errorCode, Math.max(0, deps.clock.now() - start) / 1000);
+  try {
+    const result = await call();
+    observe(null);
+    return result;
+  } catch (err) {
+    if (signal.aborted && isDeadline(signal.reason)) observe('PROVIDER_TIMEOUT');
+    else if (err instanceof ProviderError) observe(err.code);
+    else if (!(err instanceof LeaseLostError) && !signal.aborted) observe('INTERNAL_ERROR');
+    throw err;
   }
 }
 

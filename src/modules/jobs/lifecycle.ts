@@ -75,11 +75,16 @@ export async function changeJob(
  * A worker's finishes are batched per workspace on PostgreSQL (finish-batch.ts).
  */
 export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): Promise<JobRow | undefined> {
-  if (batchableFinish(deps, req)) {
-    const outcome = await finishInBatch(deps, jobId, req);
-    if (outcome !== FINISH_SINGLY) return outcome;
-  }
-  return finishJobSingly(deps, jobId, req);
+  const outcome = batchableFinish(deps, req) ? await finishInBatch(deps, jobId, req) : FINISH_SINGLY;
+  const row = outcome === FINISH_SINGLY ? await finishJobSingly(deps, jobId, req) : outcome;
+  if (row) countFinish(deps, row, req);
+  return row;
+}
+
+/** jobs_finished_total: the provider of the attempt that ran, else the one the operation is routed to now. */
+function countFinish(deps: Deps, row: JobRow, req: FinishRequest): void {
+  const provider = req.checkpoint?.provider ?? deps.providers.route(row.operation_id)?.providerName ?? 'none';
+  deps.metrics.observeJobFinished(row.operation_id, provider, req.status, row.error_code);
 }
 
 /** finishJob in a transaction of its own (shared only through group commit): the reference path. */

@@ -37,6 +37,7 @@ const STREAM_DESCRIPTION = [
 
 export async function streamRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   const hub = new StreamHub(deps, deps.streamSettings);
+  deps.metrics.trackOpenStreams(() => hub.size);
   app.addHook('preClose', async () => hub.closeAll());
 
   app.get<{ Params: { jobId: string } }>(

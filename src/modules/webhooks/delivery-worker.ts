@@ -242,9 +242,12 @@ export class DeliveryWorker {
   private async attempt(claimed: ClaimedDelivery, signal: AbortSignal, sent: () => void = () => {}): Promise<void> {
     let d = claimed;
     let outcome: AttemptOutcome;
+    let sendSeconds = 0;
     try {
       if (performance.now() - d.readAt > STALE_STATE_MS) d = await refreshWebhookState(this.deps, d);
+      const start = this.deps.clock.now();
       outcome = await sendAttempt(this.deps, d, () => readDeliverySecret(this.deps, d), signal);
+      sendSeconds = Math.max(0, this.deps.clock.now() - start) / 1000;
     } catch (err) {
       sent();
       if (signal.aborted) await this.release(d);
@@ -260,10 +263,21 @@ export class DeliveryWorker {
         this.deps.log.warn(logContext(claimed), 'delivery lease lost before its outcome was recorded; outcome dropped');
       } else if (status === 'pending') this.stats.retried++;
       else this.stats[status]++;
+      this.count(d, outcome, status, sendSeconds);
     } catch (err) {
       // The database refused the write: the lease expires and the delivery is sent again.
       this.deps.log.error({ err, ...logContext(claimed) }, 'recording a delivery outcome failed');
     }
+  }
+
+  /** The attempt in /metrics: its outcome as recorded, and a success's latency or a delivery given up. */
+  private count(d: ClaimedDelivery, outcome: AttemptOutcome, status: 'succeeded' | 'failed' | 'pending' | undefined, sendSeconds: number): void {
+    const metrics = this.deps.metrics;
+    const errorCode = outcome.kind === 'succeeded' ? null : outcome.errorCode;
+    metrics.observeWebhookAttempt(status === undefined ? 'lease_lost' : status === 'pending' ? 'retried' : status, errorCode, sendSeconds);
+    // A replay re-sends an old event on request: its age says nothing about delivery latency.
+    if (status === 'succeeded' && d.replayCount === 0) metrics.observeWebhookDelivered(Math.max(0, this.deps.clock.now() - d.event.createdAtMs) / 1000);
+    if (status === 'failed') metrics.observeWebhookGivenUp(errorCode ?? 'none');
   }
 
   private async release(d: ClaimedDelivery): Promise<void> {
