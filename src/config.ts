@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { isValidRange } from './lib/ip-ranges.js';
 import { loadProvidersFile, type ProvidersFile } from './providers/providers-file.js';
+import { SIMULATED_DEFAULT_DELAY_MS } from './providers/simulated.js';
 
 export type Role = 'api' | 'worker' | 'all';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -53,6 +54,8 @@ export interface Config {
   ffprobePath: string | undefined;
   espeakPath: string | undefined;
   logLevel: LogLevel;
+  /** SIMULATED_DELAY_MS: how long simulated work takes when its text names no `[sim:delay=…]` (default 50). */
+  simulatedDelayMs: number;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
   /**
@@ -214,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     ffprobePath: str('FFPROBE_PATH'),
     espeakPath: str('ESPEAK_NG_PATH'),
     logLevel: logLevel as LogLevel,
+    simulatedDelayMs: int('SIMULATED_DELAY_MS', SIMULATED_DEFAULT_DELAY_MS, 0, 600_000),
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
   };
   if (config.webhookRetryCapMs < config.webhookRetryBaseMs) problems.push('WEBHOOK_RETRY_CAP_MS must be at least WEBHOOK_RETRY_BASE_MS');

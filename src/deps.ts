@@ -116,7 +116,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   epochTimer?.unref();
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
-  const providers = new ProviderRegistry(config.providers, egress, log, engines);
+  const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs });
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;

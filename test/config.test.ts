@@ -46,6 +46,8 @@ describe('configuration', () => {
     assert.equal(c.providersFile, undefined);
     assert.equal(c.logLevel, 'info');
     assert.equal(c.usageFlushMs, 1000);
+    assert.equal(c.simulatedDelayMs, 50, 'decisions.md: simulated work takes 50 ms unless its text names a delay');
+    assert.equal(loadConfig({ SIMULATED_DELAY_MS: '0' }).simulatedDelayMs, 0);
   });
 
   test('S3 region: AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; a malformed region stops start-up', () => {
@@ -118,6 +120,7 @@ describe('configuration', () => {
       JOB_CONCURRENCY: '0',
       STREAMS_PER_PROCESS: '0',
       USAGE_FLUSH_MS: '1.5',
+      SIMULATED_DELAY_MS: '-1',
       PROVIDERS_FILE: '/no/such/providers.json',
     });
     const expectations: [string, RegExp][] = [
@@ -140,6 +143,7 @@ describe('configuration', () => {
       ['JOB_CONCURRENCY', /^JOB_CONCURRENCY /],
       ['STREAMS_PER_PROCESS', /^STREAMS_PER_PROCESS /],
       ['USAGE_FLUSH_MS', /^USAGE_FLUSH_MS /],
+      ['SIMULATED_DELAY_MS', /^SIMULATED_DELAY_MS /],
       ['PROVIDERS_FILE', /^PROVIDERS_FILE: /],
     ];
     for (const [name, pattern] of expectations) {

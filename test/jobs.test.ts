@@ -328,3 +328,32 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
     assert.equal(changed.json().code, 'OUTPUT_CHANGED');
   });
 });
+
+// decisions.md "Simulated provider": `[sim:delay=MS]` — the work takes MS milliseconds (default
+// 50). The suite runs with SIMULATED_DELAY_MS=0 (test/support/harness.ts); this block runs with
+// the decided default. Only lower bounds are checked: a sleep never ends early, however loaded
+// the machine, so nothing here races the clock.
+describeEachDatabase(
+  'simulated provider work time',
+  (get) => {
+    test('decisions.md simulated provider: a job whose text names no delay works at least the default 50 ms; [sim:delay=MS] at least MS', async () => {
+      const ctx = get();
+      assert.equal(ctx.config.simulatedDelayMs, 50);
+      const t = await seedTenant(ctx.deps, { credits: 100_000 });
+      for (const [prompt, atLeastMs] of [
+        ['a quiet tune', 50],
+        ['a quiet tune [sim:delay=120]', 120],
+      ] as const) {
+        const jobId = (await run(ctx, t, 'music.generate', { prompt })).json().data.jobId;
+        const started = performance.now();
+        await drain(ctx);
+        const tookMs = performance.now() - started;
+        assert.equal((await getJob(ctx, t, jobId)).status, 'completed');
+        assert.ok(tookMs >= atLeastMs - 1, `${prompt}: worked ${tookMs.toFixed(1)} ms, at least ${atLeastMs}`);
+      }
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    });
+  },
+  { env: { SIMULATED_DELAY_MS: '50' } },
+  ['sqlite'],
+);

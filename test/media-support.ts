@@ -182,6 +182,23 @@ export function pixelBombPng(side = 20_000): Buffer {
 }
 const bombs = new Map<number, Buffer>();
 
+/**
+ * The PNG (as pngChunk writes them: signature, then length/type/data/CRC chunks) with its IDAT
+ * data replaced by bytes that are not a zlib stream, under a valid chunk CRC: the header still
+ * reads, the pixels cannot be decoded.
+ */
+export function withCorruptIdat(png: Buffer): Buffer {
+  const chunks: Buffer[] = [png.subarray(0, 8)];
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const data = png.subarray(at + 8, at + 8 + length);
+    chunks.push(type === 'IDAT' ? pngChunk('IDAT', Buffer.alloc(Math.max(length, 64), 0xa5)) : pngChunk(type, data));
+    at += 12 + length;
+  }
+  return Buffer.concat(chunks);
+}
+
 /** A JPEG whose comment segment carries a script (a JPEG/HTML polyglot). */
 export function withJpegComment(jpg: Buffer, comment: string): Buffer {
   const text = Buffer.from(comment, 'latin1');

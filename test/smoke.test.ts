@@ -310,7 +310,7 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.equal((await fetch(`${base}/healthz`)).status, 200, 'the first server is unaffected');
   });
 
-  test('SIGTERM finishes the request in flight, exits 0 within a few seconds and removes the lock file', async () => {
+  test('SIGTERM finishes the request in flight, exits 0 without waiting out kept-alive connections and removes the lock file', async () => {
     assert.ok(server, 'first server running');
     const body = JSON.stringify({ email: 'inflight@example.com', name: 'In flight' });
     const url = new URL(`${base}/admin/v1/users`);
@@ -345,7 +345,6 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
       inflight = req;
     });
     await withTimeout(serverHasHead, 10_000, '100 Continue');
-    const t0 = Date.now();
     server.child.kill('SIGTERM');
     await server.waitFor((l) => l.msg === 'shutting down', 5000);
     await new Promise((r) => setTimeout(r, 200)); // the server is draining now
@@ -355,7 +354,10 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.equal(JSON.parse(res.body).data.user.email, 'inflight@example.com');
     const code = await withTimeout(server.exit, 10_000, 'server exit');
     assert.equal(code, 0, server.stderr.join(''));
-    assert.ok(Date.now() - t0 < 5000, `stopped within 5 s (took ${Date.now() - t0} ms): keep-alive connections do not hold it open`);
+    // Keep-alive connections do not hold it open: a kept-alive socket stays open for Fastify's
+    // 72 s keep-alive timeout, past the 25 s after which a stuck shutdown gives up with exit 1
+    // and "graceful shutdown timed out". An orderly exit 0 proves it without a stopwatch.
+    assert.ok(!server.lines.some((l) => l.msg === 'graceful shutdown timed out; exiting'), 'the shutdown did not time out');
     assert.ok(server.lines.some((l) => l.msg === 'stopped' && l.code === 0), 'logged a clean stop');
     assert.equal(existsSync(lockFileFor(join(dataDir, 'service.db'))), false, 'the lock file is removed');
     await assert.rejects(fetch(`${base}/healthz`), 'nothing listens any more');

@@ -23,7 +23,7 @@ import { openAiProvider } from './openai.js';
 import { chargeFor, priceFromParams, type Quantities } from './prices.js';
 import type { OperationRouteSpec, ProviderSpec, ProvidersFile, ProviderType } from './providers-file.js';
 import { replicateProvider } from './replicate.js';
-import { simulatedProvider } from './simulated.js';
+import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
 import type { Provider } from './types.js';
 
 export interface OperationRoute {
@@ -69,19 +69,31 @@ export interface LocalContext {
   providers: ReadonlyMap<string, ProviderSpec>;
 }
 
+export interface RegistryOptions {
+  /** The local engines' programs found at start-up (probed only when the file maps an engine). */
+  engines?: LocalEngines;
+  /** Builds the egress client of a private-network provider (tests may substitute it). */
+  privateEgress?: () => Egress;
+  /** SIMULATED_DELAY_MS: how long simulated work takes when its text gives no `[sim:delay=…]`. */
+  simulatedDelayMs?: number;
+}
+
 export class ProviderRegistry {
   private readonly routes = new Map<OperationId, OperationRoute>();
   private readonly ownEgresses: Egress[] = [];
+
+  readonly engines: LocalEngines;
+  private readonly simulated: Provider;
 
   constructor(
     readonly file: ProvidersFile | undefined,
     egress: Egress,
     log: Logger,
-    /** The local engines' programs found at start-up (probed only when the file maps an engine). */
-    readonly engines: LocalEngines = {},
-    /** Builds the egress client of a private-network provider (tests may substitute it). */
-    privateEgress: () => Egress = () => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }),
+    options: RegistryOptions = {},
   ) {
+    this.engines = options.engines ?? {};
+    this.simulated = createSimulatedProvider({ defaultDelayMs: options.simulatedDelayMs ?? SIMULATED_DEFAULT_DELAY_MS });
+    const privateEgress = options.privateEgress ?? (() => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }));
     const adapters = new Map<string, Provider>();
     for (const spec of file?.providers.values() ?? []) {
       if (spec.type !== 'openai' && spec.type !== 'replicate') continue;
@@ -105,13 +117,13 @@ export class ProviderRegistry {
     }
     const spec = this.file?.operations.get(op.id);
     if (!spec) {
-      return this.file === undefined || this.file.simulated === 'fallback' ? builtIn(op, 'simulated', simulatedProvider, true) : undefined;
+      return this.file === undefined || this.file.simulated === 'fallback' ? builtIn(op, 'simulated', this.simulated, true) : undefined;
     }
     const provider = this.file!.providers.get(spec.provider);
     const type: ProviderType = provider?.type ?? 'simulated';
     const adapter =
       type === 'simulated'
-        ? simulatedProvider
+        ? this.simulated
         : type === 'local'
           ? localProvider(spec.engine!, { egress, log, engines: this.engines, spec, adapters, providers: this.file!.providers })
           : adapters.get(spec.provider);

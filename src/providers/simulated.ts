@@ -158,25 +158,33 @@ export function filler(bytes: number): string {
   return text + 'x'.repeat(bytes - Buffer.byteLength(text));
 }
 
-export const simulatedProvider: Provider = {
-  name: 'simulated',
-  steps: simulatedSteps,
-  async run(job: ProviderRun): Promise<ProviderResult> {
-    const d = parseDirectives(job.operation.mainText(job.input));
-    const steps = job.stepsTotal;
-    const fullMaximum = job.route.price(job.input).maximumMillicents;
-    const total = Math.min(d.cost ?? fullMaximum, fullMaximum);
-    const perStepDelay = (d.delay ?? 50) / steps;
-    for (let step = job.stepsDone + 1; step <= steps; step++) {
-      if (d.failAt !== undefined && job.attempt === 1 && step === d.failAt + 1) {
-        throw new ProviderError(d.fail ?? 'SIMULATED_FAILURE', `Simulated failure after ${d.failAt} steps.`);
-      }
-      await sleep(perStepDelay, undefined, { signal: job.signal });
-      await job.checkpoint({ stepsDone: step, costMillicents: stepCost(total, steps, step), files: stepFiles(job, step) });
-      await job.progress((step / steps) * 100);
+/** How long simulated work takes when its text gives no `[sim:delay=…]` (decisions.md: 50 ms). */
+export const SIMULATED_DEFAULT_DELAY_MS = 50;
+
+/**
+ * The simulated provider. `defaultDelayMs` is the work time of a job whose text names no delay:
+ * decisions.md's 50 ms unless the operator sets SIMULATED_DELAY_MS (the test suite sets 0, so
+ * thousands of simulated jobs do not each sleep 50 ms; tests that need time name a delay).
+ */
+export function createSimulatedProvider(options: { defaultDelayMs: number } = { defaultDelayMs: SIMULATED_DEFAULT_DELAY_MS }): Provider {
+  return { name: 'simulated', steps: simulatedSteps, run: (job) => runSimulated(job, options.defaultDelayMs) };
+}
+
+async function runSimulated(job: ProviderRun, defaultDelayMs: number): Promise<ProviderResult> {
+  const d = parseDirectives(job.operation.mainText(job.input));
+  const steps = job.stepsTotal;
+  const fullMaximum = job.route.price(job.input).maximumMillicents;
+  const total = Math.min(d.cost ?? fullMaximum, fullMaximum);
+  const perStepDelay = (d.delay ?? defaultDelayMs) / steps;
+  for (let step = job.stepsDone + 1; step <= steps; step++) {
+    if (d.failAt !== undefined && job.attempt === 1 && step === d.failAt + 1) {
+      throw new ProviderError(d.fail ?? 'SIMULATED_FAILURE', `Simulated failure after ${d.failAt} steps.`);
     }
-    if (d.fail !== undefined && d.failAt === undefined) throw new ProviderError(d.fail, `Simulated failure ${d.fail}.`);
-    const { data, files } = finalResult(job, d);
-    return { data, files, costMillicents: 0 };
-  },
-};
+    await sleep(perStepDelay, undefined, { signal: job.signal });
+    await job.checkpoint({ stepsDone: step, costMillicents: stepCost(total, steps, step), files: stepFiles(job, step) });
+    await job.progress((step / steps) * 100);
+  }
+  if (d.fail !== undefined && d.failAt === undefined) throw new ProviderError(d.fail, `Simulated failure ${d.fail}.`);
+  const { data, files } = finalResult(job, d);
+  return { data, files, costMillicents: 0 };
+}

@@ -50,6 +50,9 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     SECRET_KEY: TEST_SECRET_KEY,
     LOG_LEVEL: 'silent',
+    // Simulated work takes no time unless a test names a [sim:delay=…] (decisions.md's default
+    // of 50 ms made thousands of jobs sleep; config.test.ts and the built-server tests keep it).
+    SIMULATED_DELAY_MS: '0',
     ...env,
   });
 }
