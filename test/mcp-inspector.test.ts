@@ -4,6 +4,11 @@
  * (`node dist/main.js serve`) over a real socket, as a real client would use it: list the tools
  * with their annotations, run an operation through its own tool, then find the run again by the
  * idempotency key the server drew. `npm test` builds first; run alone, `npm run build` must have run.
+ *
+ * On every database a server process can use, each with its own server: SQLite (the default
+ * DATABASE_URL in DATA_DIR) and PostgreSQL (a fresh database of TEST_DATABASE_URL). Not PGlite:
+ * the harness's PGlite lives inside the test process, and a server's configuration takes only
+ * sqlite: or postgres:// URLs (PGlite is an in-process dialect of the tests and trials).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,19 +19,26 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SCOPES } from '../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../src/operations/ids.js';
+import { createTestDatabase, testDatabaseNames, type TestDatabase } from './support/databases.js';
 import { adminPost, distMissing, PROCESS_SECRET_KEY, startServer, type ServerProcess } from './support/processes.js';
 
 const run = promisify(execFile);
 
-describe('MCP Inspector CLI against the built server', { skip: distMissing ? 'dist/main.js missing: run npm run build' : false }, () => {
+const serverDatabases = testDatabaseNames().filter((name) => name !== 'pglite');
+
+for (const dbName of serverDatabases) describe(`MCP Inspector CLI against the built server [${dbName}]`, { skip: distMissing ? 'dist/main.js missing: run npm run build' : false }, () => {
   let server: ServerProcess;
   let dataDir: string;
+  let database: TestDatabase | undefined;
   let workspaceId: string;
   let secret: string;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'was-inspector-'));
-    server = await startServer({ DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY });
+    // The server opens the database itself; PostgreSQL gets a fresh database.
+    database = dbName === 'postgres' ? await createTestDatabase('postgres') : undefined;
+    server = await startServer({ DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY, ...(database ? { DATABASE_URL: database.url! } : {}) });
+    assert.equal(server.lines.find((l) => l.msg === 'service started')?.database, dbName, 'the server runs on the named database');
     const { user } = await adminPost(server.base, '/admin/v1/users', { email: `inspector-${Date.now()}@example.com`, name: 'Inspector' });
     const { workspace } = await adminPost(server.base, '/admin/v1/workspaces', { name: 'Inspector workspace', plan: 'pro', ownerUserId: user.id });
     await adminPost(server.base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 100_000 });
@@ -37,6 +49,7 @@ describe('MCP Inspector CLI against the built server', { skip: distMissing ? 'di
 
   after(async () => {
     await server?.stop();
+    await database?.dispose();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -9,14 +9,18 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ListTasksResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { buildApp } from '../src/app.js';
-import { describeEachDatabase } from './support/harness.js';
-import { drain, getJob } from './support/jobs.js';
+import { TASKS_PAGE_SIZE } from '../src/mcp/tasks.js';
+import * as accounts from '../src/modules/accounts/service.js';
+import { grantCredits } from '../src/modules/billing/service.js';
+import { admin, describeEachDatabase } from './support/harness.js';
+import { gateAdapter } from './support/gates.js';
+import { drain, getJob, run } from './support/jobs.js';
 import { assertLedgerInvariants } from './support/ledger.js';
 import { baseUrl, connectClient } from './support/mcp-client.js';
 import { waitUntil } from './support/processes.js';
-import { seedTenant } from './support/seed.js';
+import { seedKey, seedTenant } from './support/seed.js';
 
 const MUSIC = { prompt: 'a calm tune', durationSeconds: 5 };
 
@@ -169,8 +173,8 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       )) as { structuredContent: any };
       assert.equal(res.structuredContent.data.status, 'completed');
       assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
-      assert.deepEqual(progress.map((p) => p.progress), [...progress.keys()], 'progress increases');
-      assert.match(progress[0]!.message!, /service_run_chat_generate: running/);
+      for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress increases: ${JSON.stringify(progress)}`);
+      assert.match(progress.at(-1)!.message!, /service_run_chat_generate: 0% after \d+ s/, 'a job that reports no percentage: beats at 0% (plus 0.001 each)');
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     } finally {
       await client.close();
@@ -190,5 +194,124 @@ describeEachDatabase('MCP tasks and progress', (get) => {
     const text = await streamed.text();
     assert.match(text, /notifications\/progress/);
     assert.match(text, /"id":3/);
+  });
+
+  test('progress of a synchronous run is the job’s own percentage (total 100) where the job reports one, held on a gate until the client saw it', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const client = await connectClient(ctx, t.secret);
+    // Four steps; the run is held right after the checkpoint of step 2, when step 1 reported 25 %.
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { after: 'checkpoint', step: 2 });
+    try {
+      const progress: { progress: number; total?: number; message?: string }[] = [];
+      const call = client.callTool(
+        { name: 'service_run_chat_generate', arguments: { workspaceId: t.workspace.id, messages: [{ role: 'user', content: 'in steps [sim:steps=4] [sim:delay=4]' }] } },
+        undefined,
+        { onprogress: (p) => progress.push(p) },
+      );
+      const jobId = await gate.reached;
+      await waitUntil(async () => progress, (p) => p.some((n) => n.progress === 25), 'the job’s 25 % as a progress notification', 60_000, 10);
+      gate.open();
+      const res = (await call) as { structuredContent: any };
+      assert.equal(res.structuredContent.data.status, 'completed');
+      assert.equal(res.structuredContent.data.jobId, jobId);
+      const at25 = progress.find((p) => p.progress === 25)!;
+      assert.equal(at25.total, 100);
+      assert.match(at25.message!, /service_run_chat_generate: 25% after \d+ s/);
+      for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress increases: ${JSON.stringify(progress)}`);
+      assert.ok(progress.every((p) => p.progress <= 100 && p.total === 100));
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    } finally {
+      gate.restore();
+      await client.close();
+    }
+  });
+
+  test('tasks/list (revision 2025-11-25) lists the jobs of the key’s own workspaces as tasks, newest first, paged with nextCursor across its workspaces; another tenant’s key sees none of them and cannot use their cursor', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+    // A second workspace of the same user, and a key for both.
+    const second = await accounts.createWorkspace(ctx.deps, { name: 'Second workspace', plan: 'pro', ownerUserId: t.user.id });
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000 });
+    for (const id of [t.workspace.id, second.id]) {
+      const res = await admin(ctx, `/admin/v1/workspaces/${id}/settings`, { limits: { pointsPerMinute: 1_000_000, pointsPerMonth: 100_000_000 } });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { transports: ['rest', 'mcp'] });
+    const first: string[] = [];
+    for (let i = 0; i < TASKS_PAGE_SIZE; i++) {
+      const res = await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: `hello ${i}` }] });
+      assert.equal(res.statusCode, 200, res.body);
+      first.push(res.json().data.jobId);
+    }
+    const queued = await run(ctx, t, 'music.generate', MUSIC);
+    assert.equal(queued.statusCode, 202, queued.body);
+    first.push(queued.json().data.jobId);
+    const inSecond: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await run(ctx, { secret: both.secret, workspace: second }, 'chat.generate', { messages: [{ role: 'user', content: `second ${i}` }] });
+      assert.equal(res.statusCode, 200, res.body);
+      inSecond.push(res.json().data.jobId);
+    }
+    const stranger = await seedTenant(ctx.deps, { credits: 100_000 });
+    const strangerRun = await run(ctx, stranger, 'music.generate', MUSIC);
+    assert.equal(strangerRun.statusCode, 202, strangerRun.body);
+
+    const client = await connectClient(ctx, both.secret);
+    const strangerClient = await connectClient(ctx, stranger.secret);
+    try {
+      const list = (cursor?: string) => client.request({ method: 'tasks/list', params: cursor === undefined ? {} : { cursor } }, ListTasksResultSchema);
+      const pages = [await list()];
+      while (pages.at(-1)!.nextCursor) pages.push(await list(pages.at(-1)!.nextCursor));
+      assert.deepEqual(pages.map((p) => p.tasks.length), [TASKS_PAGE_SIZE, 1, 2], 'a full page, the rest of the first workspace, then the second workspace');
+      const ids = pages.flatMap((p) => p.tasks.map((task) => task.taskId));
+      assert.deepEqual(ids, [...first.reverse(), ...inSecond.reverse()], 'newest first within each workspace, the key’s workspaces in order');
+      const newest = pages[0]!.tasks[0]!;
+      assert.deepEqual([newest.taskId, newest.status, newest.ttl], [queued.json().data.jobId, 'working', null]);
+      assert.equal(pages[0]!.tasks[1]!.status, 'completed');
+      assert.ok(!ids.includes(strangerRun.json().data.jobId), 'no other tenant’s job');
+
+      const theirs = await strangerClient.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema);
+      assert.deepEqual(theirs.tasks.map((task) => task.taskId), [strangerRun.json().data.jobId], 'the stranger sees only its own');
+      assert.equal(theirs.nextCursor, undefined);
+      // Cursors name the workspace: another key's cursor, or one made up, is refused (-32602).
+      const asks: [Client, string][] = [
+        [strangerClient, pages[0]!.nextCursor!],
+        [strangerClient, pages[1]!.nextCursor!],
+        [client, 'junk'],
+        [client, Buffer.from(JSON.stringify({ w: t.workspace.id, c: 'not-a-cursor' })).toString('base64url')],
+      ];
+      for (const [asker, cursor] of asks) {
+        const err = await taskError(asker.request({ method: 'tasks/list', params: { cursor } }, ListTasksResultSchema));
+        assert.equal(err.code, -32602, `${cursor}: ${err.message}`);
+        assert.match(err.message, /Invalid cursor for tasks\/list/);
+      }
+    } finally {
+      await client.close();
+      await strangerClient.close();
+    }
+  });
+
+  test('the server declares tasks.list and tasks.cancel; task requests with params that do not fit are -32602, not a server fault', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const client = await connectClient(ctx, t.secret);
+    try {
+      const tasks = client.getServerCapabilities()?.tasks as Record<string, unknown>;
+      assert.deepEqual(Object.keys(tasks).sort(), ['cancel', 'list', 'requests']);
+    } finally {
+      await client.close();
+    }
+    const base = await baseUrl(ctx);
+    for (const [method, params] of [['tasks/list', { cursor: 5 }], ['tasks/get', {}], ['tasks/result', { taskId: 7 }], ['tasks/cancel', { taskId: null }]] as const) {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${t.secret}`, 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }),
+      });
+      const text = await res.text();
+      const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { error?: { code: number } };
+      assert.equal(body.error?.code, -32602, `${method}: ${text}`);
+    }
   });
 });

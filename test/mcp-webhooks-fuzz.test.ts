@@ -164,8 +164,11 @@ function multipart(name: string, mimeType: string, bytes: Buffer): { contentType
 
 /** fc.assert, with the failed assertion's message in the report (the test runner prints only the message). */
 async function check<T>(property: fc.IAsyncProperty<T>, numRuns: number): Promise<void> {
+  // FC_SEED (and FC_PATH) replay a reported failure: the message of a failed property names both
+  // (node scripts/run-tests.mjs test/mcp-webhooks-fuzz.test.ts with both set, TEST_DATABASES narrowed).
+  const replay = process.env.FC_SEED ? { seed: Number(process.env.FC_SEED), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) } : {};
   try {
-    await fc.assert(property, { numRuns });
+    await fc.assert(property, { numRuns, ...replay });
   } catch (e) {
     const cause = (e as { cause?: unknown }).cause;
     if (e instanceof Error && cause instanceof Error) e.message += `\nCause: ${cause.message}`;

@@ -10,15 +10,76 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { spawn, spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminPost } from './support/processes.js';
 import { png } from './media-support.js';
-import { cli, describeEachServer, freePort, runCli } from './sdk-support.js';
+import { CLI_MAIN, cli, describeEachServer, freePort, runCli, spawnCli } from './sdk-support.js';
+import { progressReporter } from '../packages/sdk/src/cli/progress.js';
+import type { Job } from '../packages/sdk/src/types.js';
 import { listenTest } from './sdk-listen.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+/** util-linux `script`, which runs a command on a pseudo-terminal (absent on some machines: the terminal test is skipped there). */
+const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * A proxy in front of the service that changes output pages in transit: every page read with a
+ * cursor (the second and later) claims one byte more in offsetBytes than it should.
+ */
+async function tamperingProxy(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createHttpServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && !['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding'].includes(name)) headers[name] = value;
+    const up = await fetch(`${upstream}${req.url}`, { method: req.method!, headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+    let body = Buffer.from(await up.arrayBuffer());
+    if (up.status === 200 && /^\/v1\/jobs\/[^/]+\/output\?(.*&)?cursor=/.test(req.url!)) {
+      const page = JSON.parse(body.toString('utf8')) as { data: { offsetBytes: number } };
+      page.data.offsetBytes += 1;
+      body = Buffer.from(JSON.stringify(page));
+    }
+    res.writeHead(up.status, { 'content-type': up.headers.get('content-type') ?? 'application/json' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const job = (status: string, percentage: number) => ({ status, progress: { percentage } }) as Job;
+
+test('the progress bar of run --wait on a terminal: one line redrawn with \\r (status, 30-cell bar, percentage), ended by a newline; plain lines per status or ten percent without a terminal', () => {
+  let tty = '';
+  const terminal = Object.assign(new PassThrough(), { isTTY: true });
+  terminal.on('data', (c: Buffer) => (tty += c.toString()));
+  const bar = progressReporter(terminal, 'j1', false);
+  for (const [status, pct] of [['pending', 0], ['processing', 40], ['processing', 41.6], ['completed', 100]] as const) bar.update(job(status, pct));
+  bar.done();
+  assert.equal(
+    tty,
+    `\rpending    [${'-'.repeat(30)}]   0%\rprocessing [${'#'.repeat(12)}${'-'.repeat(18)}]  40%\rprocessing [${'#'.repeat(13)}${'-'.repeat(17)}]  42%\rcompleted  [${'#'.repeat(30)}] 100%\n`,
+  );
+  let plain = '';
+  const pipe = new PassThrough();
+  pipe.on('data', (c: Buffer) => (plain += c.toString()));
+  const lines = progressReporter(pipe, 'j1', false);
+  for (const [status, pct] of [['pending', 0], ['processing', 40], ['processing', 41.6], ['processing', 55], ['completed', 100]] as const) lines.update(job(status, pct));
+  lines.done();
+  assert.equal(plain, 'job j1 pending 0%\njob j1 processing 40%\njob j1 processing 55%\njob j1 completed 100%\n', 'no line for a change inside the same ten percent');
+  let json = '';
+  const jsonPipe = Object.assign(new PassThrough(), { isTTY: true });
+  jsonPipe.on('data', (c: Buffer) => (json += c.toString()));
+  const jsonLines = progressReporter(jsonPipe, 'j1', true);
+  jsonLines.update(job('processing', 50));
+  assert.deepEqual(JSON.parse(json), { type: 'progress', jobId: 'j1', status: 'processing', percentage: 50 }, '--json prints JSON lines even on a terminal');
+});
 
 describeEachServer('was-client', (get) => {
   test('run --wait without a terminal: plain progress lines on stderr, then status, cost and the result on stdout; exit 0', async () => {
@@ -156,6 +217,69 @@ describeEachServer('was-client', (get) => {
     for (let i = 0; i < 3 && limited !== 6; i++) limited = (await runCli(['usage', '--retries', '0'], env)).code;
     assert.equal(limited, 6);
     await adminPost(server.base, `/admin/v1/workspaces/${tenant.workspaceId}/settings`, { limits: { pointsPerMinute: 100_000 } });
+  });
+
+  test('run --wait on a terminal (a pseudo-terminal from util-linux script): the bar is redrawn in place and ends at completed 100%, then the result', { skip: hasScript ? false : 'util-linux script is not installed' }, async () => {
+    const { env } = get();
+    const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, CLI_MAIN, 'run', 'image.generate', '--input', '{"prompt":"a kite [sim:delay=400] [sim:steps=4]"}', '--wait'].map(quote).join(' ');
+    const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), TERM: 'dumb', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    assert.equal(code, 0, out);
+    const bars = [...out.matchAll(/\r(pending|processing|completed) +\[([#-]{30})\] +(\d+)%/g)];
+    assert.ok(bars.length >= 1, `a bar drawn with \\r: ${JSON.stringify(out)}`);
+    assert.deepEqual(bars.at(-1)!.slice(1), ['completed', '#'.repeat(30), '100'], 'the last drawing is the full bar');
+    assert.doesNotMatch(out, /^job [0-9a-f-]{36} (pending|processing) \d+%/m, 'no plain progress lines on a terminal');
+    assert.match(out, /100%\r?\njob [0-9a-f-]{36} completed, cost \d+ millicents/, 'a newline ends the bar before the summary');
+  });
+
+  test('exit code 8: a corrupt output page (offsetBytes tampered in transit by a proxy) fails verification; exit 1 for an unexpected error; exit 130 on Ctrl-C while waiting', async () => {
+    const { env } = get();
+    const made = await runCli(['run', 'image.generate', '--input', '{"prompt":"pages [sim:outputBytes=30000]"}', '--wait', '--json'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const jobId = JSON.parse(made.stdout).jobId as string;
+    const proxy = await tamperingProxy(env.SERVICE_URL!);
+    try {
+      const tampered = await runCli(['jobs', 'output', jobId, '--verify', '--json'], { ...env, SERVICE_URL: proxy.url });
+      assert.equal(tampered.code, 8, tampered.stderr);
+      const error = JSON.parse(tampered.stderr).error;
+      assert.equal(error.code, 'IntegrityError');
+      assert.match(error.message, /offsetBytes/);
+      assert.equal(tampered.stdout, '', 'nothing printed as verified');
+      const human = await runCli(['jobs', 'output', jobId], { ...env, SERVICE_URL: proxy.url });
+      assert.equal(human.code, 8);
+      const direct = await runCli(['jobs', 'output', jobId, '--verify'], env);
+      assert.equal(direct.code, 0, 'the same output read directly verifies');
+    } finally {
+      await proxy.close();
+    }
+
+    // 1: an error that is none of the documented kinds (the --out target is a directory).
+    const dir = mkdtempSync(join(tmpdir(), 'was-cli-exit1-'));
+    try {
+      mkdirSync(join(dir, 'taken'));
+      const unexpected = await runCli(['jobs', 'output', jobId, '--out', join(dir, 'taken')], env);
+      assert.equal(unexpected.code, 1, unexpected.stderr);
+      assert.match(unexpected.stderr, /EISDIR/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // 130: SIGINT while `jobs wait` follows a job that runs for ten minutes; the gate is its first progress line.
+    const long = await runCli(['run', 'image.generate', '--input', '{"prompt":"slow [sim:delay=600000]"}', '--json'], env);
+    assert.equal(long.code, 0, long.stderr);
+    const longId = JSON.parse(long.stdout).jobId as string;
+    const waiting = spawnCli(['jobs', 'wait', longId], env);
+    let stderr = '';
+    const firstLine = new Promise<void>((resolve) => waiting.stderr!.setEncoding('utf8').on('data', (c: string) => ((stderr += c), stderr.includes('\n') && resolve())));
+    const exited = new Promise<number | null>((resolve) => waiting.on('exit', (code) => resolve(code)));
+    await firstLine;
+    assert.match(stderr, new RegExp(`^job ${longId} (pending|processing) \\d+%\n`));
+    waiting.kill('SIGINT');
+    assert.equal(await exited, 130);
+    assert.equal((await runCli(['jobs', 'cancel', longId], env)).code, 0);
   });
 
   test('listen forwards job events signed like real webhooks; after kill -9 and a restart it continues without loss or duplicates', () => listenTest(get()));

@@ -19,7 +19,7 @@ import { seedTenant, type Tenant } from './support/seed.js';
 import { drain } from './support/jobs.js';
 import { baseUrl } from './support/sse.js';
 import { png } from './media-support.js';
-import { createClient as createCoreClient, ConnectionError, ServiceError, type Job } from '../packages/sdk/src/index.js';
+import { createClient as createCoreClient, ConnectionError, IntegrityError, ServiceError, type Job } from '../packages/sdk/src/index.js';
 import { createClient } from '../packages/sdk/src/node.js';
 
 type FetchFn = typeof fetch;
@@ -115,6 +115,49 @@ describeSdkDatabases('SDK against the service', (get) => {
     assert.equal(doc.restarts, 1);
     assert.ok(statuses.includes(410), `a page answered 410: ${statuses.join(',')}`);
     assert.equal(Buffer.byteLength(doc.result.text), 50_000);
+  });
+
+  test('a corrupt page is refused (tampered in transit): an offsetBytes other than the bytes read so far, or a fragment whose bytes do not hash to sha256, is an IntegrityError; a digest that changes on every read gives up after maxRestarts', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const jobId = await bigJob(ctx, t, 50_000);
+    /** A client whose output pages pass through `mutate(page, n)` (n counts pages from 1 over all reads). */
+    const tampering = (mutate: (page: Record<string, any>, n: number) => void) => {
+      let n = 0;
+      return sdkFor(ctx, t, {
+        fetch: async (input, init) => {
+          const res = await fetch(input, init);
+          if (!new URL(urlOf(input)).pathname.endsWith('/output') || res.status !== 200) return res;
+          const body = (await res.json()) as { data: Record<string, any> };
+          mutate(body.data, ++n);
+          return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json', 'x-request-id': res.headers.get('x-request-id') ?? '' } });
+        },
+      });
+    };
+    const refusal = (work: Promise<unknown>) => work.then(() => assert.fail('a corrupt output was accepted'), (err: unknown) => err);
+
+    const shifted = await refusal((await tampering((page, n) => n === 2 && (page.offsetBytes += 1))).jobs.output(jobId));
+    assert.ok(shifted instanceof IntegrityError, String(shifted));
+    assert.match(shifted.message, /offsetBytes/);
+    assert.equal(shifted.actual, (shifted.expected as number) + 1, 'the page claimed one byte more than was read');
+
+    // Same byte length, other bytes: offsets and total still add up, only the digest can tell.
+    const altered = await refusal((await tampering((page, n) => n === 3 && (page.fragment = page.fragment.replace(/[a-z]/, (c: string) => c.toUpperCase())))).jobs.output(jobId));
+    assert.ok(altered instanceof IntegrityError, String(altered));
+    assert.match(altered.message, /SHA-256 of the joined output differs/);
+    assert.notEqual(altered.expected, altered.actual);
+
+    const shorter = await refusal((await tampering((page, n) => n === 2 && (page.fragment = page.fragment.slice(1)))).jobs.output(jobId));
+    assert.ok(shorter instanceof IntegrityError, String(shorter));
+
+    // A page naming another digest means the result changed: the read restarts, and gives up when it keeps changing.
+    const fake = 'f'.repeat(64);
+    const once = await (await tampering((page, n) => n === 2 && (page.sha256 = fake))).jobs.outputDocument<{ text: string }>(jobId);
+    assert.equal(once.restarts, 1);
+    assert.equal(Buffer.byteLength(once.result.text), 50_000);
+    const always = await refusal((await tampering((page) => page.offsetBytes > 0 && (page.sha256 = fake))).jobs.outputDocument(jobId, { maxRestarts: 2 }));
+    assert.ok(always instanceof IntegrityError, String(always));
+    assert.match(always.message, /kept changing \(3 reads\)/);
   });
 
   test('runs.create retried after a dropped response returns the same job, created and charged once', async () => {

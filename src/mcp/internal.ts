@@ -20,3 +20,26 @@ export function internalMcpHeaders(): Record<string, string> {
 export function isInternalMcpRequest(value: string | string[] | undefined): boolean {
   return typeof value === 'string' && safeEqual(value, secret);
 }
+
+/**
+ * Synchronous runs an MCP tool call is following (for progress): the call registers a watcher
+ * and sends its token in this header with the replayed request; the runs route hands the job id
+ * to the watcher once the run is admitted (only for a request that also carries the internal
+ * header, so a client cannot reach another call's watcher). Process-local, like the replay.
+ */
+export const MCP_RUN_WATCH_HEADER = 'x-mcp-run-watch';
+
+const runWatchers = new Map<string, (jobId: string) => void>();
+
+export function watchRun(onJob: (jobId: string) => void): { headers: Record<string, string>; stop(): void } {
+  const token = randomBytes(16).toString('base64url');
+  runWatchers.set(token, onJob);
+  return { headers: { [MCP_RUN_WATCH_HEADER]: token }, stop: () => runWatchers.delete(token) };
+}
+
+/** The watcher of a replayed run request, if the MCP call that sent it follows its job. */
+export function runWatcherOf(headers: Record<string, string | string[] | undefined>): ((jobId: string) => void) | undefined {
+  if (!isInternalMcpRequest(headers[MCP_INTERNAL_HEADER])) return undefined;
+  const token = headers[MCP_RUN_WATCH_HEADER];
+  return typeof token === 'string' ? runWatchers.get(token) : undefined;
+}

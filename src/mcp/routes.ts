@@ -18,9 +18,13 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
   ErrorCode,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
   InitializeRequestSchema,
   isJSONRPCRequest,
+  ListTasksRequestSchema,
   ListToolsRequestSchema,
   McpError,
   PingRequestSchema,
@@ -34,6 +38,7 @@ import { AppError } from '../http/errors.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { toolResult } from './results.js';
+import { watchRun } from './internal.js';
 import { replayRest } from './replay.js';
 import { originAllowed, transportRefusal } from './transport-rules.js';
 import { registerTaskHandlers, taskForCall, withProgress } from './tasks.js';
@@ -60,7 +65,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     if (transportRefused) return reply.status(transportRefused.status).send(transportRefused.body);
     const refusal = batchRefusal(request.body);
     if (refusal) return reply.status(400).send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${refusal}` } });
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } } });
+    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } });
     // The tools the key's scopes allow (a call of another one is refused by its route, 403 FORBIDDEN_SCOPE).
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: listedTools(deps, key, toolTable()).map((t) => ({
@@ -79,12 +84,20 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
       if (call.params.task && !(entry && taskCapable(entry.tool))) {
         throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (only runs and retries do); call it without "task".`);
       }
-      const work = replayTool(root, entry, name, call.params.arguments ?? {}, request);
-      if (call.params.task) return taskForCall(deps, name, await work);
-      const answer = await withProgress(extra._meta?.progressToken, extra.sendNotification, name, work);
-      return answer.early ?? toolResult(answer.answer);
+      const token = extra._meta?.progressToken;
+      // A run followed with progress learns its job id from the runs route once admitted.
+      let jobId: string | undefined;
+      const watch = token !== undefined && !call.params.task && entry && taskCapable(entry.tool) ? watchRun((id) => (jobId = id)) : undefined;
+      try {
+        const work = replayTool(root, entry, name, call.params.arguments ?? {}, request, watch?.headers);
+        if (call.params.task) return taskForCall(deps, name, await work);
+        const answer = await withProgress(deps, token, extra.sendNotification, name, work, () => jobId);
+        return answer.early ?? toolResult(answer.answer);
+      } finally {
+        watch?.stop();
+      }
     });
-    registerTaskHandlers(server, deps, root, request);
+    registerTaskHandlers(server, deps, root, request, key);
     // SSE only where notifications can come before the answer; JSON for everything else.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(request.headers.accept, request.body) });
     // The transport writes the response itself: the headers set so far (X-Request-Id, which every
@@ -144,6 +157,10 @@ const REQUEST_SCHEMAS = new Map<string, ParamsSchema>([
   ['ping', PingRequestSchema],
   ['tools/list', ListToolsRequestSchema],
   ['tools/call', CallToolRequestSchema],
+  ['tasks/get', GetTaskRequestSchema],
+  ['tasks/result', GetTaskPayloadRequestSchema],
+  ['tasks/cancel', CancelTaskRequestSchema],
+  ['tasks/list', ListTasksRequestSchema],
 ]);
 
 /**
@@ -211,6 +228,7 @@ export async function replayTool(
   name: string,
   args: Record<string, unknown>,
   original: FastifyRequest,
+  extraHeaders: Record<string, string> = {},
 ): Promise<ToolOutcome> {
   if (!entry) return { early: toolError('NOT_FOUND', `No tool named ${name}.`) };
   const { tool, validate } = entry;
@@ -230,7 +248,7 @@ export async function replayTool(
   for (const p of tool.pathParams) url = url.replace(`:${p}`, encodeURIComponent(String(args[p])));
   const query: Record<string, string> = {};
   for (const q of tool.queryParams) if (args[q] !== undefined) query[q] = String(args[q]);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   // Runs and retries without a key get one drawn here, returned with the result (a second call
   // with it replays instead of spending again).
   const idempotencyKey = tool.idempotencyKey === 'none' ? undefined : args.idempotencyKey === undefined ? randomUUID() : String(args.idempotencyKey);

@@ -27,6 +27,7 @@ import {
   ErrorCode,
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
+  ListTasksRequestSchema,
   McpError,
   RELATED_TASK_META_KEY,
   type CallToolResult,
@@ -35,7 +36,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps.js';
 import { getJob, jobWorkspaceId } from '../modules/jobs/service.js';
-import type { JobSnapshot } from '../modules/jobs/snapshot.js';
+import type { JobMetadata, JobSnapshot } from '../modules/jobs/snapshot.js';
+import type { ApiKey } from '../modules/auth/types.js';
 import { replayRest } from './replay.js';
 import { toolResult, type ReplayedAnswer } from './results.js';
 
@@ -129,19 +131,46 @@ export async function taskForCall(deps: Deps, name: string, outcome: { early?: C
   return { task: taskOf(await getJob(deps, workspaceId, jobId)) };
 }
 
-/** Sends progress every PROGRESS_EVERY_MS while `work` runs (when the client asked for progress). */
-export async function withProgress<T>(token: ProgressToken | undefined, notify: Notify, what: string, work: Promise<T>): Promise<T> {
+/**
+ * Progress of a tool call while `work` runs (when the client asked for it with a progressToken).
+ * A call that follows a job (a synchronous run: `job()` names it once admitted) reports the job's
+ * own percentage, read from the database every TASK_POLL_MS and sent when it grows (total 100).
+ * While nothing grows, a notification every PROGRESS_EVERY_MS says the call is alive; MCP wants
+ * each progress value above the last, so such a beat adds 0.001 to the last value sent (at most
+ * a few hundredths over a synchronous run's 20 s bound). Every notification is sent before the
+ * answer: the loop is stopped and awaited first.
+ */
+export async function withProgress<T>(deps: Deps, token: ProgressToken | undefined, notify: Notify, what: string, work: Promise<T>, job?: () => string | undefined): Promise<T> {
   if (token === undefined) return work;
   const started = Date.now();
-  let beat = 0;
-  const send = () =>
-    notify({ method: 'notifications/progress', params: { progressToken: token, progress: beat++, message: `${what}: running for ${Math.round((Date.now() - started) / 1000)} s` } }).catch(() => undefined);
-  void send();
-  const timer = setInterval(() => void send(), PROGRESS_EVERY_MS);
+  const stop = new AbortController();
+  let sent = -1;
+  let sentAt = 0;
+  let percent = 0;
+  const loop = (async () => {
+    while (!stop.signal.aborted) {
+      const jobId = job?.();
+      if (jobId !== undefined) {
+        const row = await deps.db.selectFrom('jobs').select('progress').where('id', '=', jobId).executeTakeFirst().catch(() => undefined);
+        if (row) percent = Math.max(percent, Math.round(Number(row.progress) * 100) / 100);
+      }
+      if (stop.signal.aborted) break;
+      const grew = percent > sent;
+      if (grew || sent < 0 || Date.now() - sentAt >= PROGRESS_EVERY_MS) {
+        sent = grew ? percent : Math.round((sent + 0.001) * 1000) / 1000;
+        sentAt = Date.now();
+        const seconds = Math.round((sentAt - started) / 1000);
+        const message = `${what}: ${jobId === undefined ? 'running' : `${percent}%`} after ${seconds} s`;
+        await notify({ method: 'notifications/progress', params: { progressToken: token, progress: sent, total: 100, message } }).catch(() => undefined);
+      }
+      await sleep(TASK_POLL_MS, stop.signal);
+    }
+  })();
   try {
     return await work;
   } finally {
-    clearInterval(timer);
+    stop.abort();
+    await loop;
   }
 }
 
@@ -155,8 +184,53 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** tasks/get, tasks/result and tasks/cancel, answered from the database. */
-export function registerTaskHandlers(server: Server, deps: Deps, app: FastifyInstance, original: FastifyRequest): void {
+/** Tasks per tasks/list page (one GET /v1/jobs page of one workspace). */
+export const TASKS_PAGE_SIZE = 50;
+
+/** Where a tasks/list page starts: a workspace of the key and the REST cursor inside it. */
+interface TaskListPosition {
+  w: string;
+  c?: string;
+}
+
+function encodeTaskCursor(at: TaskListPosition): string {
+  return Buffer.from(JSON.stringify(at)).toString('base64url');
+}
+
+/** A tasks/list cursor this server gave out, for a workspace the key still has; else -32602. */
+function decodeTaskCursor(text: string, workspaceIds: readonly string[]): TaskListPosition {
+  try {
+    const at = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<TaskListPosition> | null;
+    if (at && typeof at.w === 'string' && workspaceIds.includes(at.w) && (at.c === undefined || typeof at.c === 'string')) return at.c === undefined ? { w: at.w } : { w: at.w, c: at.c };
+  } catch {
+    // falls through to the refusal
+  }
+  throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor for tasks/list: pass a nextCursor from a previous page.');
+}
+
+/**
+ * tasks/list: the jobs of the key's workspaces (every job is a task: its id is the task id), newest
+ * first, one workspace after the other. Each page is a GET /v1/jobs page of one workspace, through
+ * the route (scope jobs:read, its usage points, its cursor checks), so a key never sees another
+ * workspace's jobs; the cursor names the workspace and the REST cursor within it.
+ */
+async function listTasks(app: FastifyInstance, original: FastifyRequest, key: ApiKey, cursor: string | undefined): Promise<{ tasks: Task[]; nextCursor?: string }> {
+  const workspaces = key.workspaceIds;
+  if (workspaces.length === 0) return { tasks: [] };
+  const at = cursor === undefined ? { w: workspaces[0]! } : decodeTaskCursor(cursor, workspaces);
+  const answer = await replayRest(app, original, { method: 'GET', url: '/v1/jobs', workspaceId: at.w, query: { limit: String(TASKS_PAGE_SIZE), ...(at.c !== undefined ? { cursor: at.c } : {}) } });
+  if (answer.statusCode === 400 && answer.body.code === 'INVALID_CURSOR') throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor for tasks/list: pass a nextCursor from a previous page.');
+  if (answer.statusCode >= 400) throw refusalError('tasks/list', answer);
+  const page = (answer.body as { data: { items: JobMetadata[]; nextCursor: string | null } }).data;
+  const nextWorkspace = workspaces[workspaces.indexOf(at.w) + 1];
+  const next: TaskListPosition | undefined = page.nextCursor ? { w: at.w, c: page.nextCursor } : nextWorkspace !== undefined ? { w: nextWorkspace } : undefined;
+  return { tasks: page.items.map(taskOf), ...(next ? { nextCursor: encodeTaskCursor(next) } : {}) };
+}
+
+/** tasks/get, tasks/result, tasks/cancel and tasks/list, answered from the database. */
+export function registerTaskHandlers(server: Server, deps: Deps, app: FastifyInstance, original: FastifyRequest, key: ApiKey): void {
+  server.setRequestHandler(ListTasksRequestSchema, (request) => listTasks(app, original, key, request.params?.cursor));
+
   server.setRequestHandler(GetTaskRequestSchema, async (request) => {
     const { answer } = await readTaskJob(deps, app, original, request.params.taskId);
     return taskOf(snapshotOf(answer));

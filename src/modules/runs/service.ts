@@ -41,6 +41,8 @@ export interface RunRequest {
   input: Record<string, unknown>;
   idempotencyKey: string | string[] | undefined;
   executionOrigin: 'api' | 'mcp' | 'web' | 'system';
+  /** Told the job id of a synchronous run once it is admitted, before it runs (MCP progress). */
+  onSynchronousJob?: (jobId: string) => void;
 }
 
 export interface RunResponse {
@@ -114,6 +116,7 @@ async function startRunOnce(deps: Deps, auth: AuthContext, req: RunRequest): Pro
   if (op.asynchronous) return enqueueRun(deps, auth, op, input, req.executionOrigin, scope, hash);
   const admitted = await admitSynchronous(deps, auth, op, input, req.executionOrigin, scope, hash);
   if (admitted.kind === 'replay') return replay(deps, auth, admitted);
+  req.onSynchronousJob?.(admitted.job.id);
   return runSynchronously(deps, admitted.job, scope);
 }
 
