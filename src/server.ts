@@ -17,10 +17,7 @@ import { createDeps, type Deps } from './deps.js';
 import { OPERATIONS } from './operations/registry.js';
 import { probeEngines } from './providers/local/engines.js';
 import { acquireServerLock } from './process-lock.js';
-import { JobWorker } from './worker/job-worker.js';
-import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
-import { onDeliveriesScheduled } from './modules/webhooks/fan-out.js';
-import { startMaintenance } from './worker/maintenance.js';
+import { startWorkers } from './worker/runner.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
@@ -75,26 +72,8 @@ export async function runServer(config: Config): Promise<void> {
     releaseLock();
     throw err;
   }
-  if (config.role !== 'api') {
-    // The job worker claims queued jobs (a job admitted in this process wakes it at once; other
-    // processes find it by polling) and housekeeping expires credits.
-    const jobs = new JobWorker(deps, { concurrency: config.jobConcurrency });
-    jobs.start();
-    deps.jobsWakeup = () => jobs.notify();
-    // The delivery worker sends webhooks; deliveries scheduled or replayed in this process wake
-    // it, those of other processes are found by polling.
-    const deliveries = new DeliveryWorker(deps);
-    deliveries.start();
-    const unsubscribe = onDeliveriesScheduled(() => deliveries.notify());
-    stops.push(
-      () => jobs.stop(),
-      async () => {
-        unsubscribe();
-        await deliveries.stop();
-      },
-      startMaintenance(deps),
-    );
-  }
+  // The job worker, the webhook delivery worker and housekeeping (worker/runner.ts).
+  if (config.role !== 'api') stops.push(startWorkers(deps));
   // Worker timers are unref'd (they must not hold a closing process open), so a process without
   // an HTTP listener needs something that keeps it running until it is told to stop.
   const keepAlive = address ? undefined : setInterval(() => {}, 1 << 30);

@@ -26,7 +26,7 @@ import { compileStrict } from '../src/http/validation.js';
 import { findOperation } from '../src/operations/registry.js';
 import { espeakEngine, fixWavHeader, PITCH, RATE } from '../src/providers/local/espeak.js';
 import type { LocalEngines } from '../src/providers/local/engines.js';
-import type { LocalContext, OperationRoute } from '../src/providers/registry.js';
+import type { LocalContext, OperationRoute } from '../src/providers/types.js';
 import { ProviderError, type ProviderRun } from '../src/providers/types.js';
 import type { OperationRouteSpec } from '../src/providers/providers-file.js';
 

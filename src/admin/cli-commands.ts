@@ -12,7 +12,7 @@ import { addDomain, removeDomain, verifyDomain } from '../modules/domains/servic
 import { listWorkspaceNotifications } from '../modules/notifications/service.js';
 import { setProviderKey } from '../modules/provider-keys/service.js';
 import { OPERATION_IDS } from '../operations/ids.js';
-import { budgets, checked, csv, int, limits, lowCredits, single, UsageError, type OptionName, type Values } from './cli-input.js';
+import { budgets, checked, csv, int, limits, lowCredits, single, UsageError, type Command, type OptionName, type Values } from './cli-input.js';
 import * as P from './present.js';
 import * as S from './schemas.js';
 import { READ_COMMANDS } from './cli-reads.js';
@@ -20,13 +20,6 @@ import { READ_COMMANDS } from './cli-reads.js';
 /** A result printed as it is rather than as JSON. */
 export class Text {
   constructor(readonly text: string) {}
-}
-
-export interface Command<I> {
-  options: readonly OptionName[];
-  /** Builds and checks the input from the options (no database yet); throws UsageError. */
-  parse(v: Values): I;
-  run(deps: Deps, input: I): Promise<unknown>;
 }
 
 function command<I>(c: Command<I>): Command<unknown> {

@@ -4,6 +4,7 @@
  * naming the option the operator typed (exit code 2).
  */
 import type { parseArgs } from 'node:util';
+import type { Deps } from '../deps.js';
 import type { ErrorObject } from 'ajv';
 import type { Static, TSchema } from 'typebox';
 import { compileStrict } from '../http/validation.js';
@@ -121,4 +122,12 @@ export function csv(value: string | undefined, all: readonly string[], fallback:
   if (value === undefined) return [...fallback];
   if (value === 'all') return [...all];
   return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** One command of the operator tool: its options, their check, and what it runs. */
+export interface Command<I> {
+  options: readonly OptionName[];
+  /** Builds and checks the input from the options (no database yet); throws UsageError. */
+  parse(v: Values): I;
+  run(deps: Deps, input: I): Promise<unknown>;
 }

@@ -10,7 +10,7 @@ import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { adjustCredits } from '../modules/billing/adjustments.js';
 import { OPERATION_IDS } from '../operations/ids.js';
 import { budgets, checked, csv, int, single, UsageError, type OptionName, type Values } from './cli-input.js';
-import type { Command } from './cli-commands.js';
+import type { Command } from './cli-input.js';
 import * as R from './reads.js';
 import * as RS from './read-schemas.js';
 import * as RP from './read-present.js';

@@ -12,7 +12,8 @@ import pino from 'pino';
 import { resolveSecretKey, type Config } from '../config.js';
 import { createDeps } from '../deps.js';
 import { AppError } from '../http/errors.js';
-import { COMMANDS, Text, type Command } from './cli-commands.js';
+import { COMMANDS, Text } from './cli-commands.js';
+import type { Command } from './cli-input.js';
 import { OPTIONS, UsageError, type OptionName } from './cli-input.js';
 
 export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <command> [options])

@@ -24,7 +24,7 @@ import { errorCodeForStatus, type RetryPolicy } from './http.js';
 import { characterCount, chatInputTokenBound } from './prices.js';
 import { checkProviderFile, downloadProviderFile } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
-import type { AdapterContext } from './registry.js';
+import type { AdapterContext } from './types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
 
 const MiB = 1024 * 1024;

@@ -13,7 +13,7 @@ import type { MediaKind } from '../operations/contract.js';
 import { formatForDetected } from '../modules/media/formats.js';
 import { inspectUpload } from '../modules/media/inspect.js';
 import { callProvider, type RetryPolicy } from './http.js';
-import type { AdapterContext } from './registry.js';
+import type { AdapterContext } from './types.js';
 import { ProviderError, type ProducedFile } from './types.js';
 
 /** Largest file accepted from a provider. */

@@ -10,64 +10,20 @@
  * of checkpointed steps a job runs in.
  */
 import type { Logger } from 'pino';
-import type { TSchema } from 'typebox';
 import { localProvider } from './local/index.js';
 import type { LocalEngines } from './local/engines.js';
 import { createEgress } from '../egress/client.js';
 import type { Egress } from '../egress/types.js';
-import type { OperationContract, Price } from '../operations/contract.js';
+import type { OperationContract } from '../operations/contract.js';
 import type { OperationId } from '../operations/ids.js';
 import { OPERATIONS } from '../operations/registry.js';
 import { linkPreviewProvider } from './link-preview-provider.js';
 import { openAiProvider } from './openai.js';
-import { chargeFor, priceFromParams, type Quantities } from './prices.js';
-import type { OperationRouteSpec, ProviderSpec, ProvidersFile, ProviderType } from './providers-file.js';
+import { chargeFor, priceFromParams } from './prices.js';
+import type { ProvidersFile, ProviderType } from './providers-file.js';
 import { replicateProvider } from './replicate.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
-import type { Provider } from './types.js';
-
-export interface OperationRoute {
-  operation: OperationContract;
-  /** The provider's name in the file ("simulated", "link-preview" for the built-in ones): results carry it, personal keys are stored under it. */
-  providerName: string;
-  providerType: ProviderType | 'link-preview';
-  /** A workspace may fund jobs of this route with its own key stored under `providerName`. */
-  personalKeys: boolean;
-  model: string | null;
-  adapter: Provider;
-  /** The file's entry for the operation, when it has one. */
-  spec?: OperationRouteSpec;
-  /** The provider's entry in the file, when it is declared there. */
-  provider?: ProviderSpec;
-  /** Estimated and bounded maximum cost of a run. */
-  price(input: Record<string, unknown>): Price;
-  /** The cost of what a run consumed, at this route's prices, capped at `maximumMillicents`. */
-  charge(used: Quantities, maximumMillicents: number): number;
-  /** Checkpointed steps a job runs in. */
-  steps(input: Record<string, unknown>): number;
-  /** The input schema this route honours (GET /v1/tools serves it; estimates, runs and retries are checked against it). */
-  inputSchema: TSchema;
-}
-
-/** What adapters are built with. */
-export interface AdapterContext {
-  /** The guarded client under the public-address rule (files a provider hands out on other origins). */
-  egress: Egress;
-  /** The client for the provider's own origin: private addresses allowed when the file says `privateNetwork`. */
-  providerEgress: Egress;
-  log: Logger;
-}
-
-/** What a local engine is built with: its entry in the file, the programs found, and the other adapters. */
-export interface LocalContext {
-  egress: Egress;
-  log: Logger;
-  engines: LocalEngines;
-  spec: OperationRouteSpec;
-  /** Adapters of the file's remote providers by name (the sprites engine draws frames on one). */
-  adapters: ReadonlyMap<string, Provider>;
-  providers: ReadonlyMap<string, ProviderSpec>;
-}
+import type { AdapterContext, OperationRoute, Provider } from './types.js';
 
 export interface RegistryOptions {
   /** The local engines' programs found at start-up (probed only when the file maps an engine). */

@@ -22,7 +22,7 @@ import { callProvider, DEFAULT_RETRY_POLICY, jsonAnswer, type RetryPolicy } from
 import { characterCount, type Quantities } from './prices.js';
 import { checkProviderFile, downloadProviderFile, MAX_PROVIDER_FILE_BYTES } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
-import type { AdapterContext } from './registry.js';
+import type { AdapterContext } from './types.js';
 import { ProviderError, WorkerShutdown, type ProducedFile, type Provider, type ProviderResult, type ProviderRun, type RemoteCancel } from './types.js';
 
 /** Prediction statuses after which nothing changes any more. */

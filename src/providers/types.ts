@@ -7,7 +7,11 @@
 import type { TSchema } from 'typebox';
 import type { OperationContract } from '../operations/contract.js';
 import type { Quantities } from './prices.js';
-import type { OperationRoute } from './registry.js';
+import type { Logger } from 'pino';
+import type { Egress } from '../egress/types.js';
+import type { Price } from '../operations/contract.js';
+import type { LocalEngines } from './local/engines.js';
+import type { OperationRouteSpec, ProviderSpec, ProviderType } from './providers-file.js';
 
 export interface ProducedFile {
   /** The top-level result field the file goes in. */
@@ -141,4 +145,47 @@ export class WorkerShutdown extends Error {
     super('the worker is stopping');
     this.name = 'WorkerShutdown';
   }
+}
+
+export interface OperationRoute {
+  operation: OperationContract;
+  /** The provider's name in the file ("simulated", "link-preview" for the built-in ones): results carry it, personal keys are stored under it. */
+  providerName: string;
+  providerType: ProviderType | 'link-preview';
+  /** A workspace may fund jobs of this route with its own key stored under `providerName`. */
+  personalKeys: boolean;
+  model: string | null;
+  adapter: Provider;
+  /** The file's entry for the operation, when it has one. */
+  spec?: OperationRouteSpec;
+  /** The provider's entry in the file, when it is declared there. */
+  provider?: ProviderSpec;
+  /** Estimated and bounded maximum cost of a run. */
+  price(input: Record<string, unknown>): Price;
+  /** The cost of what a run consumed, at this route's prices, capped at `maximumMillicents`. */
+  charge(used: Quantities, maximumMillicents: number): number;
+  /** Checkpointed steps a job runs in. */
+  steps(input: Record<string, unknown>): number;
+  /** The input schema this route honours (GET /v1/tools serves it; estimates, runs and retries are checked against it). */
+  inputSchema: TSchema;
+}
+
+/** What adapters are built with. */
+export interface AdapterContext {
+  /** The guarded client under the public-address rule (files a provider hands out on other origins). */
+  egress: Egress;
+  /** The client for the provider's own origin: private addresses allowed when the file says `privateNetwork`. */
+  providerEgress: Egress;
+  log: Logger;
+}
+
+/** What a local engine is built with: its entry in the file, the programs found, and the other adapters. */
+export interface LocalContext {
+  egress: Egress;
+  log: Logger;
+  engines: LocalEngines;
+  spec: OperationRouteSpec;
+  /** Adapters of the file's remote providers by name (the sprites engine draws frames on one). */
+  adapters: ReadonlyMap<string, Provider>;
+  providers: ReadonlyMap<string, ProviderSpec>;
 }

@@ -11,6 +11,7 @@ import type { JobRow } from '../modules/jobs/store.js';
 import { claimJobs, heartbeat } from './job-claim.js';
 import { WorkerShutdown } from '../providers/types.js';
 import { recoverExpiredLeases } from './job-recovery.js';
+import { PollLoop } from './poll-loop.js';
 
 export interface JobWorkerOptions {
   concurrency?: number;
@@ -22,48 +23,31 @@ export class JobWorker {
   readonly owner = `${hostname()}:${process.pid}:${newId().slice(-8)}`;
   private readonly running = new Map<string, Promise<void>>();
   private readonly concurrency: number;
-  private readonly pollMs: number;
   private readonly recoveryMs: number;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly loop: PollLoop;
   private lastRecovery = 0;
-  private stopped = true;
-  private ticking = false;
-  private wake: (() => void) | undefined;
 
   constructor(
     private readonly deps: Deps,
     options: JobWorkerOptions = {},
   ) {
     this.concurrency = options.concurrency ?? 8;
-    this.pollMs = options.pollMs ?? 250;
     this.recoveryMs = options.recoveryMs ?? Math.max(1000, Math.floor(deps.config.jobLeaseMs / 2));
+    this.loop = new PollLoop({ name: 'job worker', pollMs: options.pollMs ?? 250, log: deps.log, round: () => this.tick() });
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    const loop = async () => {
-      while (!this.stopped) {
-        await this.tick().catch((err: unknown) => this.deps.log.error({ err }, 'worker tick failed'));
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          this.timer = setTimeout(resolve, this.pollMs);
-        });
-      }
-    };
-    void loop();
+    this.loop.start();
   }
 
   /** Asks the loop to look for work now (new job admitted in this process). */
   notify(): void {
-    this.wake?.();
+    this.loop.notify();
   }
 
   /** Stops claiming; waits for running jobs up to `graceMs`, then aborts them (their leases expire). */
   async stop(graceMs = 10_000): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.wake?.();
+    await this.loop.stop();
     const all = Promise.allSettled([...this.running.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
     for (const c of this.controllers.values()) c.abort(new WorkerShutdown());
@@ -73,20 +57,14 @@ export class JobWorker {
   private readonly controllers = new Map<string, AbortController>();
 
   private async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
-    try {
-      const now = this.deps.clock.now();
-      if (now - this.lastRecovery >= this.recoveryMs) {
-        this.lastRecovery = now;
-        await recoverExpiredLeases(this.deps);
-      }
-      const free = this.concurrency - this.running.size;
-      if (free <= 0 || this.stopped) return;
-      for (const job of await claimJobs(this.deps, this.owner, free)) this.launch(job);
-    } finally {
-      this.ticking = false;
+    const now = this.deps.clock.now();
+    if (now - this.lastRecovery >= this.recoveryMs) {
+      this.lastRecovery = now;
+      await recoverExpiredLeases(this.deps);
     }
+    const free = this.concurrency - this.running.size;
+    if (free <= 0 || !this.loop.running) return;
+    for (const job of await claimJobs(this.deps, this.owner, free)) this.launch(job);
   }
 
   private launch(job: JobRow): void {
@@ -107,7 +85,7 @@ export class JobWorker {
         clearInterval(beat);
         this.running.delete(job.id);
         this.controllers.delete(job.id);
-        if (!this.stopped) this.notify();
+        if (this.loop.running) this.notify();
       });
     this.running.set(job.id, run);
   }

@@ -9,6 +9,7 @@
  * under its lock, that re-reads what is due).
  */
 import type { Deps } from '../deps.js';
+import { PollLoop } from './poll-loop.js';
 import { sweepExpirations } from '../modules/billing/service.js';
 import { purgeExpired as purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
 import { deleteAllExpiredSlots } from '../modules/jobs/stream-store.js';
@@ -51,29 +52,21 @@ async function maintenancePass(deps: Deps, shouldStop: () => boolean): Promise<n
   return settled;
 }
 
-/** Starts the periodic pass; the returned stop function waits for a pass in progress. */
+/** Starts the periodic pass (on the workers' poll loop); the returned stop function waits for a pass in progress. */
 export function startMaintenance(deps: Deps, intervalMs = MAINTENANCE_INTERVAL_MS): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let stopped = false;
-  const tick = () => {
-    if (running || stopped) return;
-    running = runMaintenanceOnce(deps, () => stopped)
-      .then(
-        (settled) => {
-          if (settled > 0) deps.log.info({ settled }, 'credit expirations settled');
-        },
-        (err: unknown) => deps.log.error({ err }, 'maintenance pass failed'),
-      )
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  tick();
+  let stopping = false;
+  const loop = new PollLoop({
+    name: 'maintenance',
+    pollMs: intervalMs,
+    log: deps.log,
+    round: async () => {
+      const settled = await runMaintenanceOnce(deps, () => stopping);
+      if (settled > 0) deps.log.info({ settled }, 'credit expirations settled');
+    },
+  });
+  loop.start();
   return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await running;
+    stopping = true;
+    await loop.stop();
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { Deps } from '../../deps.js';
 import { findOperation } from '../../operations/registry.js';
-import type { OperationRoute } from '../../providers/registry.js';
+import type { OperationRoute } from '../../providers/types.js';
 import { ProviderError, type MediaAccess, type ProducedFile } from '../../providers/types.js';
 import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { readProviderKey } from '../provider-keys/service.js';

@@ -8,8 +8,6 @@
  * store.
  */
 import type { Readable } from 'node:stream';
-import type { Config } from '../../config.js';
-import type { Keyring } from '../../lib/crypto.js';
 import { AppError } from '../../http/errors.js';
 
 export interface BlobMeta {
@@ -61,20 +59,4 @@ export function storageKeyFor(workspaceId: string, mediaId: string): string {
 
 export function assertKey(key: string): void {
   if (!KEY_RE.test(key)) throw new AppError('INTERNAL', { message: 'invalid media storage key' });
-}
-
-export interface BlobStoreOptions {
-  config: Config;
-  keyring: Keyring;
-}
-
-/** The store MEDIA_STORE names; the S3 client is loaded only when it is used. */
-export async function createBlobStore(options: BlobStoreOptions): Promise<BlobStore> {
-  const { config } = options;
-  if (config.mediaStore === 'local') {
-    const { LocalBlobStore } = await import('./local-blob-store.js');
-    return LocalBlobStore.create(config, options.keyring);
-  }
-  const { S3BlobStore } = await import('./s3-blob-store.js');
-  return S3BlobStore.create(config);
 }

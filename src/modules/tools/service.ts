@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.js';
 import { compileStrict } from '../../http/validation.js';
 import type { OperationContract, Price } from '../../operations/contract.js';
 import { findOperation, operationPoints, TOOLS } from '../../operations/registry.js';
-import type { OperationRoute } from '../../providers/registry.js';
+import type { OperationRoute } from '../../providers/types.js';
 import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';

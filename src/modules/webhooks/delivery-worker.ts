@@ -24,6 +24,7 @@ import { hostname } from 'node:os';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
+import { PollLoop, type RoundResult } from '../../worker/poll-loop.js';
 import { newId } from '../../lib/ids.js';
 import { recordOutcome, sendAttempt, type AttemptOutcome } from './delivery-attempt.js';
 import { claimDeliveries, recoverExpiredDeliveries, refreshWebhookState, releaseDelivery, type ClaimedDelivery } from './delivery-claim.js';
@@ -83,11 +84,7 @@ export class DeliveryWorker {
   private readonly pollMs: number;
   private readonly recoveryMs: number;
   private readonly leaseMs: number;
-  private stopped = true;
-  private loopDone: Promise<void> | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private wake: (() => void) | undefined;
-  private woken = false;
+  private readonly loop: PollLoop;
   /** The last claim was full: more may be due. */
   private backlog = false;
   /** Woken by a new delivery: look twice (the inserting transaction may not have committed yet). */
@@ -106,6 +103,11 @@ export class DeliveryWorker {
     // Long enough for the local queue (two rounds of attempts at most) plus the attempt itself.
     this.leaseMs = options.leaseMs ?? Math.max(60_000, 4 * deps.config.webhookTimeoutMs);
     this.recoveryMs = options.recoveryMs ?? 5_000;
+    this.loop = new PollLoop({ name: 'delivery worker', pollMs: this.pollMs, log: deps.log, round: () => this.round() });
+  }
+
+  private get stopped(): boolean {
+    return !this.loop.running;
   }
 
   /** One signal shared by every attempt on the wire (each adds a listener while it runs). */
@@ -117,9 +119,8 @@ export class DeliveryWorker {
 
   start(): void {
     if (!this.stopped) return;
-    this.stopped = false;
     if (this.abort.signal.aborted) this.abort = DeliveryWorker.controller();
-    this.loopDone = this.loop();
+    this.loop.start();
   }
 
   /** Asks the loop to look for due deliveries now. */
@@ -132,10 +133,7 @@ export class DeliveryWorker {
   /** Stops claiming; gives back unsent deliveries; waits up to `graceMs`, then aborts the rest. */
   async stop(graceMs = 5_000): Promise<void> {
     if (this.stopped) return;
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.signal();
-    await this.loopDone;
+    await this.loop.stop();
     const unsent = this.ready.splice(0);
     await Promise.all(unsent.map((d) => this.release(d)));
     const all = Promise.allSettled([...this.inFlight.values()]);
@@ -162,35 +160,15 @@ export class DeliveryWorker {
 
   /** Wakes the loop; a wake-up while it is busy claiming is kept for when it would sleep. */
   private signal(): void {
-    this.woken = true;
-    this.wake?.();
+    this.loop.notify();
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopped) {
-      let claimed = 0;
-      try {
-        claimed = await this.tick();
-      } catch (err) {
-        this.deps.log.error({ err }, 'delivery worker tick failed');
-      }
-      if (this.stopped) break;
-      const again = this.recheck && claimed === 0;
-      this.recheck = false;
-      if (this.woken) {
-        this.woken = false;
-        if (!again) continue;
-      }
-      await new Promise<void>((resolve) => {
-        this.wake = () => {
-          this.wake = undefined;
-          resolve();
-        };
-        this.timer = setTimeout(this.wake, again ? 25 : this.pollMs);
-      });
-      this.woken = false;
-      if (this.timer) clearTimeout(this.timer);
-    }
+  /** One round of the loop: claim; right after a notify that found nothing yet, look again in 25 ms. */
+  private async round(): Promise<RoundResult> {
+    const claimed = await this.tick();
+    const again = this.recheck && claimed === 0;
+    this.recheck = false;
+    return again ? { pauseMs: 25 } : {};
   }
 
   private async tick(): Promise<number> {

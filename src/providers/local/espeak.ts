@@ -18,7 +18,7 @@ import type { TSchema } from 'typebox';
 import { integer, oneOf, type OperationContract } from '../../operations/contract.js';
 import { characterCount } from '../prices.js';
 import { checkProviderFile } from '../provider-files.js';
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import { ProviderError, type Provider, type ProviderResult, type ProviderRun } from '../types.js';
 import { ProgramFailure, runProgram, withWorkDir } from './process.js';
 

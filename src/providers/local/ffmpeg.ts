@@ -18,7 +18,7 @@
 import type { TSchema } from 'typebox';
 import type { OperationContract } from '../../operations/contract.js';
 import type { VideoEdit } from '../../operations/video-edit.js';
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import type { Provider } from '../types.js';
 import { editBoundSeconds } from './video-plan.js';
 import { runVideoEdit } from './video-run.js';

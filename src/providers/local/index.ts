@@ -9,7 +9,7 @@
  *
  * Operations that need a generative model have no local engine: no placeholder pretends otherwise.
  */
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import type { Provider } from '../types.js';
 import { espeakEngine } from './espeak.js';
 import { ffmpegEngine } from './ffmpeg.js';

@@ -21,7 +21,7 @@
  * `timeoutSeconds`; each request also has its own (at most 10 s), see scan-session.ts.
  */
 import { SECURITY_CHECKS, type SecurityCheckId } from '../../operations/security-scan.js';
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import { ProviderError, type Provider, type ProviderRun } from '../types.js';
 import { contentSecurityPolicy, contentTypeOptions, frameProtection, hsts, referrerPolicy } from './scan-headers.js';
 import { cookies } from './scan-cookies.js';

@@ -13,7 +13,7 @@
  */
 import { imageGenerate } from '../../operations/image-generate.js';
 import type { ProviderSpec } from '../providers-file.js';
-import type { LocalContext, OperationRoute } from '../registry.js';
+import type { LocalContext, OperationRoute } from '../types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderRun, type RemoteCancel } from '../types.js';
 import type { Drawing } from './sprite-render.js';
 

@@ -17,7 +17,7 @@
 import type { SpriteEngine } from '../../operations/sprite-generate.js';
 import { SPRITE_ENGINES } from '../../operations/sprite-generate.js';
 import { costOf } from '../prices.js';
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from '../types.js';
 import { drawSimulatedFrame } from './sprite-draw-simulated.js';
 import { DRAWING_SHARE, remoteFrames, type RemoteFrames } from './sprite-draw-remote.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { VideoEdit } from '../../operations/video-edit.js';
 import { IMAGE_MAX_TOTAL_PIXELS } from '../../modules/media/limits.js';
 import { checkProviderFile } from '../provider-files.js';
-import type { LocalContext } from '../registry.js';
+import type { LocalContext } from '../types.js';
 import { ProviderError, type ProviderResult, type ProviderRun } from '../types.js';
 import type { ProgramInfo } from './engines.js';
 import { ProgramFailure, runProgram, withWorkDir } from './process.js';

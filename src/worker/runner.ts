@@ -1,0 +1,31 @@
+/**
+ * Starts the background workers of a process with a worker role (ROLE worker or all), each on
+ * the shared poll loop (poll-loop.ts):
+ * - the job worker claims queued jobs; a job admitted in this process wakes it at once
+ *   (`deps.jobsWakeup`), those of other processes it finds by polling;
+ * - the webhook delivery worker sends deliveries; those scheduled or replayed in this process
+ *   wake it, those of other processes it finds by polling;
+ * - housekeeping (maintenance.ts) expires credits, purges what is past its time and raises the
+ *   alerts that come with time.
+ * The returned stop function stops them all, each after its own grace for work in progress.
+ */
+import type { Deps } from '../deps.js';
+import { DeliveryWorker } from '../modules/webhooks/delivery-worker.js';
+import { onDeliveriesScheduled } from '../modules/webhooks/fan-out.js';
+import { JobWorker } from './job-worker.js';
+import { startMaintenance } from './maintenance.js';
+
+export function startWorkers(deps: Deps): () => Promise<void> {
+  const jobs = new JobWorker(deps, { concurrency: deps.config.jobConcurrency });
+  jobs.start();
+  deps.jobsWakeup = () => jobs.notify();
+  const deliveries = new DeliveryWorker(deps);
+  deliveries.start();
+  const unsubscribe = onDeliveriesScheduled(() => deliveries.notify());
+  const stopMaintenance = startMaintenance(deps);
+  return async () => {
+    deps.jobsWakeup = () => {};
+    unsubscribe();
+    await Promise.all([jobs.stop(), deliveries.stop(), stopMaintenance()]);
+  };
+}
