@@ -22,6 +22,7 @@ import { DeliveryWorker } from './modules/webhooks/delivery-worker.js';
 import { onDeliveriesScheduled } from './modules/webhooks/fan-out.js';
 import { startMaintenance } from './worker/maintenance.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
+import { flushLogs } from './lib/logging.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
 
@@ -53,6 +54,14 @@ export async function runServer(config: Config): Promise<void> {
     throw err;
   }
   const log = deps.log;
+  // A fatal error (an exception nothing caught) is logged and every log line written before the
+  // process exits 1; without this handler Node would exit at once, before the asynchronous log
+  // destination wrote what it holds.
+  process.on('uncaughtException', (err, origin) => {
+    process.stderr.write(`fatal: ${err?.stack ?? String(err)}\n`);
+    log.fatal({ err, origin }, 'fatal error; exiting');
+    void flushLogs(log).finally(() => process.exit(1));
+  });
   const stops: (() => Promise<void>)[] = [];
   let app: FastifyInstance | undefined;
   let address: AddressInfo | undefined;
@@ -133,6 +142,8 @@ export async function runServer(config: Config): Promise<void> {
       releaseLock();
     }
     log.info({ code }, 'stopped');
+    // Log lines are written asynchronously (lib/logging.ts): hand every one to the kernel first.
+    await flushLogs(log);
     process.exit(code);
   };
   if (requested) void shutdown(requested);
