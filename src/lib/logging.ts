@@ -59,6 +59,7 @@ export function createServiceLogger(level: string, options: { fd?: number } = {}
     sync: false,
     minLength: LOG_BUFFER_BYTES,
     maxWrite: LOG_WRITE_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
     maxLength: LOG_MAX_BUFFERED_BYTES,
   }) as unknown as Destination;
   let dropped = 0;
@@ -69,14 +70,15 @@ export function createServiceLogger(level: string, options: { fd?: number } = {}
   const base: LoggerOptions = { level };
   const log = pino({ ...base, redact: REDACT_PATHS }, dest);
   requestLoggers.set(log, pino(base, dest));
+  // Dropped lines are reported once stdout takes lines again (checked once a second).
   const timer = setInterval(() => {
     if (dropped > reported) {
-      // Written once stdout drains enough to take it.
-      log.warn({ droppedLines: dropped - reported }, 'log lines dropped: stdout was not read fast enough');
-      reported = dropped;
+      const count = dropped;
+      log.warn({ droppedLines: count - reported }, 'log lines dropped: stdout was not read fast enough');
+      // Counted as reported only if this warning itself was taken.
+      if (dropped === count) reported = count;
     }
-    dest.flush();
-  }, LOG_FLUSH_MS);
+  }, 1000);
   timer.unref();
   const flush = () =>
     new Promise<void>((resolve) => {
