@@ -10,10 +10,11 @@ import { cpuTimes, freePort, spawnChild, waitReady, type Child } from './process
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
-export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 export const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+/** The default log level, as users run the service (BENCH_LOG_LEVEL=warn for comparison). */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
 /** The service entry: the built dist/main.js (npm run bench builds it), or the sources with BENCH_FROM_SOURCE=1. */
 function serviceArgs(): string[] {

@@ -6,7 +6,11 @@
  *   (b) GET /v1/usage with a valid key                   goal b/a >= 0.5
  *   (c) GET /v1/usage with an unknown key (401)          goal c/a >= 0.6
  *   (d) GET /v1/usage over the minute limit (429)        goal d/a >= 0.6
+ *   (l) the request log line: CPU per request of (b), (c), (d) at LOG_LEVEL=info minus the same
+ *       route on a second service at LOG_LEVEL=warn (no request line)          goal <= 10 µs
  *
+ * The service runs at the default LOG_LEVEL=info, as users run it; the second service at warn
+ * runs the same cases in the same rounds (bw, cw, dw: the warn column beside each ratio).
  * Both servers run as child processes on loopback: the baseline from bench/bare-server.ts and
  * the service exactly as `npm start` runs it (`node dist/main.js serve`, built by `npm run
  * bench`). Around (c) and (d) the bench checks that refused requests wrote nothing: every
@@ -33,7 +37,8 @@
  * Last, bench/sdk-output.ts (k, issue 17): the SDK's jobs.output of a 16 MiB result against a bare
  * fetch loop over the same pages, goal >= 0.8.
  *
- * Tunables: BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (warn),
+ * Tunables: BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (info),
+ * BENCH_COMPARE_LEVEL (warn: the second service's level; none: no second service),
  * BENCH_MEDIA_ROUNDS (3), BENCH_ONLY (e.g. `c`: run only (a) and the named cases; letters of the
  * other benches alone, such as `m` for media or `p` for provider calls, run only those),
  * BENCH_PROFILE=DIR (write a V8 CPU profile of the service process into DIR; open it in Chrome
@@ -57,7 +62,7 @@ import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DIST_MAIN = join(ROOT, 'dist/main.js');
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 3);
 const WARMUP_S = 1.5;
@@ -66,7 +71,13 @@ const MEDIA_ROUNDS = Number(process.env.BENCH_MEDIA_ROUNDS ?? 3);
 const RUN_MEDIA = !ONLY || ONLY.includes('m');
 /** The request cases run unless BENCH_ONLY names only other benches (m, w, p, v, s, j). */
 const RUN_REQUESTS = !ONLY || /[abcd]/.test(ONLY);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn';
+/** The measured service runs at the default log level (info: one request line per request). */
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+/** A second service at this level runs the same cases beside it (the warn column; BENCH_COMPARE_LEVEL=none: off). */
+const COMPARE_LEVEL = process.env.BENCH_COMPARE_LEVEL ?? 'warn';
+const COMPARE = COMPARE_LEVEL !== 'none' && COMPARE_LEVEL !== LOG_LEVEL;
+/** (l): a request log line costs at most this much CPU (the same route with and without it). */
+const LOG_LINE_GOAL_US = 10;
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
 /** The SQLite usage flush interval (USAGE_FLUSH_MS default) plus a margin. */
 const FLUSH_WAIT_MS = 1500;
@@ -107,6 +118,8 @@ function statusCounts(r: Result): Record<string, number> {
 
 interface Case {
   name: string;
+  /** a, b, c or d: the same kind on the compare service is named bw, cw, dw. */
+  kind: string;
   label: string;
   url: string;
   headers: Record<string, string>;
@@ -148,35 +161,50 @@ async function main(): Promise<void> {
   try {
     log(
       `bench: ${cpus().length} CPUs, node ${process.version}, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_S} s per case ` +
-        `(after a ${WARMUP_S} s warm-up), service LOG_LEVEL=${LOG_LEVEL}`,
+        `(after a ${WARMUP_S} s warm-up), service LOG_LEVEL=${LOG_LEVEL}${COMPARE ? ` (and the same cases on a second service at LOG_LEVEL=${COMPARE_LEVEL})` : ''}`,
     );
 
     const barePort = await freePort();
     const bare = spawnChild(ROOT, ['--import', 'tsx', join(ROOT, 'bench/bare-server.ts')], { PORT: String(barePort) });
     children.push(bare);
-    const servicePort = await freePort();
     const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.BENCH_PROFILE)] : [];
     const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
-    const service = spawnChild(ROOT, [...profile, ...nodeArgs, DIST_MAIN, 'serve'], { PORT: String(servicePort), HOST: '127.0.0.1', DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL, NODE_ENV: 'production' });
-    children.push(service);
+    const startService = async (level: string, dir: string) => {
+      const port = await freePort();
+      const child = spawnChild(ROOT, [...profile, ...nodeArgs, DIST_MAIN, 'serve'], { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, ADMIN_TOKEN, LOG_LEVEL: level, NODE_ENV: 'production' });
+      children.push(child);
+      return { child, base: `http://127.0.0.1:${port}` };
+    };
+    const { child: service, base } = await startService(LOG_LEVEL, dataDir);
+    const compareDir = join(dataDir, 'compare');
+    const compare = COMPARE && RUN_REQUESTS ? await startService(COMPARE_LEVEL, compareDir) : undefined;
     const bareUrl = `http://127.0.0.1:${barePort}/bare`;
-    const base = `http://127.0.0.1:${servicePort}`;
-    await Promise.all([waitReady(bareUrl, bare), waitReady(`${base}/readyz`, service)]);
-
-    const open = await seedTenant(base, 'bench-open', { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 });
-    const limited = await seedTenant(base, 'bench-limited', { pointsPerMinute: 3, pointsPerMonth: 1_000_000_000 });
-    const limitedHeaders = { authorization: `Bearer ${limited.secret}`, 'x-service-workspace': limited.workspaceId };
-    for (let i = 0; i < 5; i++) await fetch(`${base}/v1/usage`, { headers: limitedHeaders }); // over its minute limit now
-    db = new SqliteDatabase(join(dataDir, 'service.db'), { readonly: true, fileMustExist: true });
+    await Promise.all([waitReady(bareUrl, bare), waitReady(`${base}/readyz`, service), ...(compare ? [waitReady(`${compare.base}/readyz`, compare.child)] : [])]);
 
     const unknownKey = `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`;
+    /** Cases (b), (c), (d) on one service; `suffix` names the compare service's copies (bw, cw, dw). */
+    const serviceCases = async (svcBase: string, pid: number, suffix: string, check: boolean): Promise<Case[]> => {
+      const open = await seedTenant(svcBase, 'bench-open', { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 });
+      const limited = await seedTenant(svcBase, 'bench-limited', { pointsPerMinute: 3, pointsPerMonth: 1_000_000_000 });
+      const limitedHeaders = { authorization: `Bearer ${limited.secret}`, 'x-service-workspace': limited.workspaceId };
+      for (let i = 0; i < 5; i++) await fetch(`${svcBase}/v1/usage`, { headers: limitedHeaders }); // over its minute limit now
+      const level = suffix ? ` [${COMPARE_LEVEL}]` : '';
+      return [
+        { name: `b${suffix}`, kind: 'b', label: `GET /v1/usage, valid key${level}`, url: `${svcBase}/v1/usage`, headers: { authorization: `Bearer ${open.secret}`, 'x-service-workspace': open.workspaceId }, expect: '200', pid, check: false },
+        { name: `c${suffix}`, kind: 'c', label: `GET /v1/usage, unknown key (401)${level}`, url: `${svcBase}/v1/usage`, headers: { authorization: `Bearer ${unknownKey}`, 'x-service-workspace': open.workspaceId }, expect: '401', pid, check },
+        { name: `d${suffix}`, kind: 'd', label: `GET /v1/usage, over limit (429)${level}`, url: `${svcBase}/v1/usage`, headers: limitedHeaders, expect: '429', pid, check },
+      ];
+    };
+    const mainCases = await serviceCases(base, service.process.pid!, '', true);
+    const compareCases = compare ? await serviceCases(compare.base, compare.child.process.pid!, 'w', false) : [];
+    db = new SqliteDatabase(join(dataDir, 'service.db'), { readonly: true, fileMustExist: true });
+
     const allCases: Case[] = [
-      { name: 'a', label: 'bare Fastify JSON route', url: bareUrl, headers: {}, expect: '200', pid: bare.process.pid!, check: false },
-      { name: 'b', label: 'GET /v1/usage, valid key', url: `${base}/v1/usage`, headers: { authorization: `Bearer ${open.secret}`, 'x-service-workspace': open.workspaceId }, expect: '200', pid: service.process.pid!, check: false },
-      { name: 'c', label: 'GET /v1/usage, unknown key (401)', url: `${base}/v1/usage`, headers: { authorization: `Bearer ${unknownKey}`, 'x-service-workspace': open.workspaceId }, expect: '401', pid: service.process.pid!, check: true },
-      { name: 'd', label: 'GET /v1/usage, over minute limit (429)', url: `${base}/v1/usage`, headers: limitedHeaders, expect: '429', pid: service.process.pid!, check: true },
+      { name: 'a', kind: 'a', label: 'bare Fastify JSON route', url: bareUrl, headers: {}, expect: '200', pid: bare.process.pid!, check: false },
+      // Each case beside its copy at the compare level, so the two see the same load on the machine.
+      ...mainCases.flatMap((c) => [c, ...compareCases.filter((w) => w.kind === c.kind)]),
     ];
-    const cases = RUN_REQUESTS ? allCases.filter((c) => !ONLY || c.name === 'a' || ONLY.includes(c.name)) : [];
+    const cases = RUN_REQUESTS ? allCases.filter((c) => !ONLY || c.kind === 'a' || ONLY.includes(c.kind)) : [];
 
     for (const c of cases) await load(c.url, c.headers, WARMUP_S);
     await sleep(FLUSH_WAIT_MS);
@@ -192,7 +220,7 @@ async function main(): Promise<void> {
         const statuses = statusCounts(result);
         const total = Object.values(statuses).reduce((a, b) => a + b, 0);
         samples.push({ name: c.name, round, rps: result.requests.average, cpuUsPerRequest: total > 0 ? (cpu * 1e6) / total : NaN, systemShare, p99Ms: result.latency.p99, statuses });
-        const unexpected = Object.entries(statuses).filter(([code]) => code !== c.expect && !(c.name === 'd' && code === '200'));
+        const unexpected = Object.entries(statuses).filter(([code]) => code !== c.expect && !(c.kind === 'd' && code === '200'));
         if (unexpected.length > 0 || result.errors + result.timeouts > 0) {
           throw new Error(`(${c.name}) expected only ${c.expect}, got ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`);
         }
@@ -251,7 +279,22 @@ async function main(): Promise<void> {
       .filter(([name]) => cases.some((c) => c.name === name))
       .map(([name, goal]) => {
         const r = ratioOf(name);
-        return { name: `${name}/a`, value: r.rps, cpuRatio: r.cpu, goal, verdict: r.rps >= goal ? 'PASS' : 'MISS' };
+        const w = cases.some((c) => c.name === `${name}w`) ? ratioOf(`${name}w`) : undefined;
+        return { name: `${name}/a`, value: r.rps, cpuRatio: r.cpu, goal, verdict: r.rps >= goal ? 'PASS' : 'MISS', compare: w ? { level: COMPARE_LEVEL, value: w.rps, cpuRatio: w.cpu } : undefined };
+      });
+    // (l) The request log line: the same route on the service at LOG_LEVEL (one line per request)
+    // and on the one at the compare level (no request line), CPU per request of each in the same
+    // round; the median over rounds of the difference is what a line costs.
+    const logLine = ['b', 'c', 'd']
+      .filter((name) => LOG_LEVEL === 'info' && COMPARE_LEVEL !== 'info' && COMPARE_LEVEL !== 'debug' && COMPARE_LEVEL !== 'trace' && cases.some((c) => c.name === `${name}w`) && cases.some((c) => c.name === name))
+      .map((name) => {
+        const perRound = Array.from({ length: ROUNDS }, (_, i) => {
+          const x = samples.find((s) => s.name === name && s.round === i + 1);
+          const w = samples.find((s) => s.name === `${name}w` && s.round === i + 1);
+          return x && w ? x.cpuUsPerRequest - w.cpuUsPerRequest : NaN;
+        });
+        const value = median(perRound);
+        return { name, route: cases.find((c) => c.name === name)!.label, usPerLine: value, perRound, goal: LOG_LINE_GOAL_US, verdict: value <= LOG_LINE_GOAL_US ? 'PASS' : 'MISS' };
       });
 
     log('');
@@ -263,8 +306,18 @@ async function main(): Promise<void> {
       );
     }
     log('');
-    log('ratio  req/s ratio  goal   verdict   (CPU-time ratio: baseline CPU per request / this one)');
-    for (const r of ratios) log(`${r.name.padEnd(6)} ${r.value.toFixed(2).padStart(11)}  >=${r.goal.toFixed(1)}  ${r.verdict.padEnd(8)}  ${r.cpuRatio.toFixed(2)}`);
+    log(`ratio  req/s ratio  goal   verdict   CPU-time ratio${COMPARE ? `   at LOG_LEVEL=${COMPARE_LEVEL}: req/s ratio, CPU-time ratio` : ''}   (LOG_LEVEL=${LOG_LEVEL}; CPU-time ratio: baseline CPU per request / this one)`);
+    for (const r of ratios) {
+      const w = r.compare ? `   ${' '.repeat(17 + COMPARE_LEVEL.length)}${r.compare.value.toFixed(2).padStart(5)}  ${r.compare.cpuRatio.toFixed(2).padStart(5)}` : '';
+      log(`${r.name.padEnd(6)} ${r.value.toFixed(2).padStart(11)}  >=${r.goal.toFixed(1)}  ${r.verdict.padEnd(8)}  ${r.cpuRatio.toFixed(2).padStart(14)}${w}`);
+    }
+    if (logLine.length > 0) {
+      log('');
+      log(`(l) request log line: CPU per request at LOG_LEVEL=${LOG_LEVEL} minus at ${COMPARE_LEVEL}, same route, ${CONNECTIONS} connections (median of the per-round differences)`);
+      for (const l of logLine) {
+        log(`    ${l.name}  ${l.route.padEnd(40)} ${l.usPerLine.toFixed(1).padStart(5)} µs  goal <= ${l.goal}  ${l.verdict}   (rounds: ${l.perRound.map((v) => v.toFixed(1)).join(', ')})`);
+      }
+    }
     log('');
     for (const [name, check] of Object.entries(checks)) {
       log(`(${name}) refused requests wrote nothing: ${check.ok ? 'OK' : 'FAILED'}${check.notes.length ? ` (${check.notes.join('; ')})` : ''}`);
@@ -327,10 +380,11 @@ async function main(): Promise<void> {
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      settings: { connections: CONNECTIONS, rounds: ROUNDS, roundS: ROUND_S, warmupS: WARMUP_S, database: 'sqlite', serviceLogLevel: LOG_LEVEL },
+      settings: { connections: CONNECTIONS, rounds: ROUNDS, roundS: ROUND_S, warmupS: WARMUP_S, database: 'sqlite', serviceLogLevel: LOG_LEVEL, compareLogLevel: COMPARE ? COMPARE_LEVEL : null },
       runs: rows,
       samples,
       ratios,
+      logLine,
       writeChecks: checks,
       media,
       webhooks,

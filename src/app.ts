@@ -7,7 +7,7 @@
  * Prometheus counters, body parsing (JSON only; an empty JSON body counts as no body), and the
  * OpenAPI document built from the route schemas (only key-authenticated /v1 routes appear).
  */
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -20,6 +20,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
 import { newId } from './lib/ids.js';
+import { requestLoggerFor } from './lib/logging.js';
 import { mcpRoutes } from './mcp/routes.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
@@ -57,6 +58,8 @@ const SECRET_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token',
 /** The URL as logged: values of secret-looking query parameters, and any `wask_` key, replaced. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
+  // The common case, a path without a query and without a key in it, is logged as it is.
+  if (q < 0 && !url.includes('wask_')) return url;
   const path = (q < 0 ? url : url.slice(0, q)).replace(/wask_[A-Za-z0-9_-]+/g, 'wask_[redacted]');
   if (q < 0) return path;
   const params = new URLSearchParams(url.slice(q + 1));
@@ -157,8 +160,12 @@ function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options:
 class RequestLogController extends LogController {
   constructor(
     options: ConstructorParameters<typeof LogController>[0],
-    /** Called for every finished response (Fastify calls requestCompleted for each one). */
-    private readonly finished: (request: FastifyRequest, reply: FastifyReply) => void,
+    /** The service logger (with its redaction paths): `request errored` lines. */
+    private readonly log: Logger,
+    /** Where `request completed` lines go (lib/logging.ts: the service logger without redaction paths). */
+    private readonly requestLog: Logger,
+    /** Called for every finished response (Fastify calls requestCompleted for each one) with its route pattern. */
+    private readonly finished: (request: FastifyRequest, reply: FastifyReply, route: string) => void,
   ) {
     super(options);
   }
@@ -166,17 +173,30 @@ class RequestLogController extends LogController {
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.finished(request, reply);
-    if (this.isLogDisabled(request) || !(reply.log as { isLevelEnabled?: (l: string) => boolean }).isLevelEnabled?.(error ? 'error' : 'info')) return;
-    const line = {
+    const route = routePattern(request) ?? 'unmatched';
+    this.finished(request, reply, route);
+    if (this.isLogDisabled(request)) return;
+    if (error) {
+      // Rare, and an error may carry anything: through the redacting logger.
+      if (this.log.isLevelEnabled('error')) this.log.error({ ...this.line(request, reply, route), err: error }, 'request errored');
+      return;
+    }
+    // The request id is a field of the line rather than the binding of a child logger: no
+    // child per request, and the line is serialized once.
+    if (this.requestLog.isLevelEnabled('info')) this.requestLog.info(this.line(request, reply, route), 'request completed');
+  }
+
+  private line(request: FastifyRequest, reply: FastifyReply, route: string) {
+    const auth = request.auth;
+    return {
+      requestId: request.id,
       method: request.method,
+      route,
       url: redactUrl(request.url),
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
-      ...(request.auth ? { workspaceId: request.auth.workspace.id, keyId: request.auth.key.id } : {}),
+      ...(auth ? { workspaceId: auth.workspace.id, keyId: auth.key.id } : {}),
     };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log.info(line, 'request completed');
   }
 
   override routeNotFound(): void {}
@@ -236,8 +256,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     loggerInstance: deps.log as FastifyBaseLogger,
     // Metrics and connection draining ride on the completion callback Fastify makes for every
     // response anyway, which saves an onResponse hook on every request.
-    logController: new RequestLogController({ disableRequestLogging: !options.logRequests, requestIdLogLabel: 'requestId' }, (request, reply) => {
-      deps.metrics.observeRequest(request.method, routePattern(request) ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    logController: new RequestLogController({ disableRequestLogging: !options.logRequests, requestIdLogLabel: 'requestId' }, deps.log, requestLoggerFor(deps.log), (request, reply, route) => {
+      deps.metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
       if (reply.statusCode === 429) {
         const refusal = request.tooManyRequests;
         deps.metrics.observeTooManyRequests(refusal?.code ?? 'unknown', refusal?.details?.limit);

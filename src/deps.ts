@@ -2,7 +2,7 @@
  * Composition root: everything a service function may use, wired once. Tests build the same
  * object with a fake clock and a database of their choice.
  */
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Kysely } from 'kysely';
 import { ConfigError, type Config } from './config.js';
 import { openDatabase, migrateToLatest, type Capabilities, type DatabaseHandle } from './db/connect.js';
@@ -26,6 +26,7 @@ import { ProviderRegistry } from './providers/registry.js';
 import { checkProviderAddresses } from './providers/providers-file.js';
 import { missingEngineProblems, probeEngines, type LocalEngines } from './providers/local/engines.js';
 import { OPERATION_IDS } from './operations/ids.js';
+import { createServiceLogger } from './lib/logging.js';
 
 /** Name resolution the service does itself (domain verification); replaceable in tests. */
 export interface NetLookups {
@@ -94,7 +95,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   }
   const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
-  const log = options.log ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', '*.secret', '*.apiKey'] });
+  const log = options.log ?? createServiceLogger(config.logLevel).log;
   const clock = options.clock ?? systemClock;
   const keyring = new Keyring(options.secretKey);
   const authCache = new AuthCache();

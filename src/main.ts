@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { LockHeldError } from './process-lock.js';
 import { runCli } from './admin/cli.js';
 import { runServer } from './server.js';
+import { flushAllLogs } from './lib/logging.js';
 
 async function main(): Promise<void> {
   const [verb = 'serve', ...rest] = process.argv.slice(2);
@@ -22,5 +23,6 @@ main().catch((err: unknown) => {
     process.exit(78);
   }
   process.stderr.write(`fatal: ${(err as Error)?.stack ?? String(err)}\n`);
-  process.exit(1);
+  // Every log line written so far reaches stdout before the exit (lib/logging.ts).
+  void flushAllLogs().finally(() => process.exit(1));
 });

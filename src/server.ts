@@ -19,6 +19,7 @@ import { probeEngines } from './providers/local/engines.js';
 import { acquireServerLock } from './process-lock.js';
 import { startWorkers } from './worker/runner.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
+import { flushLogs } from './lib/logging.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
 
@@ -50,6 +51,14 @@ export async function runServer(config: Config): Promise<void> {
     throw err;
   }
   const log = deps.log;
+  // A fatal error (an exception nothing caught) is logged and every log line written before the
+  // process exits 1; without this handler Node would exit at once, before the asynchronous log
+  // destination wrote what it holds.
+  process.on('uncaughtException', (err, origin) => {
+    process.stderr.write(`fatal: ${err?.stack ?? String(err)}\n`);
+    log.fatal({ err, origin }, 'fatal error; exiting');
+    void flushLogs(log).finally(() => process.exit(1));
+  });
   const stops: (() => Promise<void>)[] = [];
   let app: FastifyInstance | undefined;
   let address: AddressInfo | undefined;
@@ -112,6 +121,8 @@ export async function runServer(config: Config): Promise<void> {
       releaseLock();
     }
     log.info({ code }, 'stopped');
+    // Log lines are written asynchronously (lib/logging.ts): hand every one to the kernel first.
+    await flushLogs(log);
     process.exit(code);
   };
   if (requested) void shutdown(requested);

@@ -1,0 +1,124 @@
+/**
+ * The service's logger: pino writing JSON lines to stdout through pino's own asynchronous
+ * destination (sonic-boom with `sync: false`), so a request never waits for a write(2).
+ *
+ * - Lines are gathered in memory and handed to the kernel in writes of LOG_BUFFER_BYTES to
+ *   LOG_WRITE_BYTES (one write per 6 to 12 request lines under load instead of one per line),
+ *   and at least every LOG_FLUSH_MS when fewer arrive.
+ * - What a kill -9 can lose is what is not yet handed to the kernel: while stdout is read, less
+ *   than LOG_BUFFER_BYTES plus the write in flight and what arrives during it (a few KiB); when
+ *   nothing reads stdout, at most LOG_MAX_BUFFERED_BYTES (lines beyond it are dropped and
+ *   counted, and a warning says how many: requests never wait for the log).
+ * - An orderly stop and a fatal error call `flushLogs` (server.ts, main.ts) which waits for the
+ *   kernel to have every line; pino also flushes synchronously on process exit.
+ * - The request log line (app.ts) goes through `requestLoggerFor(log)`: a logger on the same
+ *   destination without the redaction paths, because that line is built by the service from
+ *   fields that never hold a secret (the URL is redacted before it is logged) and the
+ *   wildcard redaction was about half a line's cost in a micro-benchmark. Every other line
+ *   keeps the redaction.
+ */
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+
+/** Bytes gathered before a write (sonic-boom minLength; below LOG_WRITE_BYTES). */
+export const LOG_BUFFER_BYTES = 2048;
+/**
+ * Largest single write (sonic-boom maxWrite, default 16 KiB). sonic-boom appends each line to a
+ * string and measures its UTF-8 length on every write, so the cost of a line grows with the
+ * chunk it joins: in the built server at 50 connections a request line cost 8.7 µs (GET
+ * /v1/jobs/{id}) and 5.0 µs (401) with 2-4 KiB chunks, 13 and 11.3 µs with 4-16 KiB ones
+ * (docs/operations.md); smaller chunks measured the same as 2-4 KiB.
+ */
+export const LOG_WRITE_BYTES = 4096;
+/** A partial buffer is written at least this often. */
+export const LOG_FLUSH_MS = 100;
+/** Bytes held while stdout is not read before lines are dropped (and counted). */
+export const LOG_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+/** Keys and Authorization headers never reach a log line (wildcards: any object logged at top level). */
+export const REDACT_PATHS = ['req.headers.authorization', '*.secret', '*.apiKey'];
+
+interface Destination extends DestinationStream {
+  flush(cb?: (err?: Error) => void): void;
+  flushSync(): void;
+  on(event: 'drop', listener: (data: unknown) => void): this;
+}
+
+interface ServiceLogger {
+  log: Logger;
+  /** Waits until every line written so far was handed to the kernel. */
+  flush(): Promise<void>;
+  /** Lines dropped because stdout was not read (LOG_MAX_BUFFERED_BYTES); 0 in normal operation. */
+  dropped(): number;
+}
+
+const requestLoggers = new WeakMap<Logger, Logger>();
+const flushers = new WeakMap<Logger, () => Promise<void>>();
+/** Every service logger of this process (flushAllLogs). */
+const allFlushers = new Set<() => Promise<void>>();
+
+export function createServiceLogger(level: string, options: { fd?: number } = {}): ServiceLogger {
+  const dest = pino.destination({
+    dest: options.fd ?? 1,
+    sync: false,
+    minLength: LOG_BUFFER_BYTES,
+    maxWrite: LOG_WRITE_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+    maxLength: LOG_MAX_BUFFERED_BYTES,
+  }) as unknown as Destination;
+  let dropped = 0;
+  let reported = 0;
+  dest.on('drop', () => {
+    dropped++;
+  });
+  const base: LoggerOptions = { level };
+  const log = pino({ ...base, redact: REDACT_PATHS }, dest);
+  requestLoggers.set(log, pino(base, dest));
+  // Dropped lines are reported once stdout takes lines again (checked once a second).
+  const timer = setInterval(() => {
+    if (dropped > reported) {
+      const count = dropped;
+      log.warn({ droppedLines: count - reported }, 'log lines dropped: stdout was not read fast enough');
+      // Counted as reported only if this warning itself was taken.
+      if (dropped === count) reported = count;
+    }
+  }, 1000);
+  timer.unref();
+  const flush = () =>
+    new Promise<void>((resolve) => {
+      // The callback runs once the buffer is written (its error is that of the fsync that follows,
+      // which pipes and terminals refuse: not a lost line).
+      try {
+        dest.flush(() => resolve());
+      } catch {
+        resolve();
+      }
+    });
+  flushers.set(log, flush);
+  allFlushers.add(flush);
+  return { log, flush, dropped: () => dropped };
+}
+
+/**
+ * The logger for request log lines: the redaction-free sibling of `log` when `log` came from
+ * createServiceLogger, else `log` itself (tests and the CLI pass their own).
+ */
+export function requestLoggerFor(log: Logger): Logger {
+  return requestLoggers.get(log) ?? log;
+}
+
+async function withTimeout(work: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
+/** Waits (at most `timeoutMs`) until every line of `log` so far is handed to the kernel. */
+export async function flushLogs(log: Logger, timeoutMs = 2000): Promise<void> {
+  const flush = flushers.get(log);
+  if (flush) await withTimeout(flush(), timeoutMs);
+}
+
+/** flushLogs for every service logger of the process (the fatal-error exit of main.ts). */
+export async function flushAllLogs(timeoutMs = 2000): Promise<void> {
+  await withTimeout(Promise.all([...allFlushers].map((flush) => flush())), timeoutMs);
+}
