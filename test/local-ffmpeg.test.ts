@@ -19,6 +19,7 @@ import { assertError, assertOk } from './support/assertions.js';
 import { testDatabaseNames } from './support/databases.js';
 import { installedEngines, missingPrograms } from './support/engines.js';
 import { runProgram, withWorkDir } from '../src/providers/local/process.js';
+import { WorkerShutdown } from '../src/providers/types.js';
 import { call, createTestContext, disposeTestContext, type TestContext } from './support/harness.js';
 import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
 import { assertLedgerInvariants } from './support/ledger.js';
@@ -476,6 +477,70 @@ for (const dbName of testDatabaseNames()) {
     });
   });
 }
+
+/**
+ * runProgram keeps a program in the service's session (a new session is a new scheduling
+ * autogroup, slow to get CPU under load), so it finds the program's descendants itself when it
+ * kills it; a program ended by a signal it did not send (the service's process group signalled)
+ * is a shutdown, not the program's failure. /bin/sh stands in for an engine that starts a child.
+ */
+describe('runProgram: kills and outside signals', { skip: process.platform !== 'linux' ? 'Linux only (/proc)' : false }, () => {
+  /** True while a process runs (a zombie awaiting its reaper counts as gone). */
+  const alive = (pid: number): boolean => {
+    try {
+      return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  const pidIn = (dir: string, name: string) => waitFor(`${name} to be written`, () => {
+    try {
+      const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
+      return pid > 0 ? pid : false;
+    } catch {
+      return false;
+    }
+  });
+
+  test('an abort kills the program and the process it started, and nothing outlives the run', async () => {
+    await withWorkDir(async (dir) => {
+      const ac = new AbortController();
+      const running = runProgram({ path: '/bin/sh', args: ['-c', 'sleep 300 & echo $! > child.pid; wait'], timeoutMs: 60_000, signal: ac.signal }, dir);
+      const child = await pidIn(dir, 'child.pid');
+      assert.ok(alive(child), 'the grandchild runs');
+      ac.abort(new Error('cancelled by the test'));
+      await assert.rejects(running, /cancelled by the test/);
+      await waitFor('the grandchild to be gone', () => !alive(child), 5000);
+    });
+  });
+
+  test('a timeout kills the program and the process it started', async () => {
+    await withWorkDir(async (dir) => {
+      const running = runProgram({ path: '/bin/sh', args: ['-c', 'sleep 300 & echo $! > child.pid; wait'], timeoutMs: 1500 }, dir);
+      const child = await pidIn(dir, 'child.pid');
+      await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'timeout');
+      await waitFor('the grandchild to be gone', () => !alive(child), 5000);
+    });
+  });
+
+  test('a program ended by a signal from outside (its process group signalled) rejects with WorkerShutdown', async () => {
+    await withWorkDir(async (dir) => {
+      const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; exec sleep 300'], timeoutMs: 60_000 }, dir);
+      const pid = await pidIn(dir, 'self.pid');
+      process.kill(pid, 'SIGTERM');
+      await assert.rejects(running, (err: unknown) => err instanceof WorkerShutdown);
+    });
+  });
+
+  test('a program killed by another signal is still its own failure', async () => {
+    await withWorkDir(async (dir) => {
+      const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; exec sleep 300'], timeoutMs: 60_000 }, dir);
+      const pid = await pidIn(dir, 'self.pid');
+      process.kill(pid, 'SIGKILL');
+      await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'exit');
+    });
+  });
+});
 
 /** Black pixels at the left end of the first frame's middle row (ffmpeg decodes it to 8-bit gray). */
 async function leadingBlackColumns(bytes: Buffer): Promise<number> {

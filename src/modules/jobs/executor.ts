@@ -7,7 +7,7 @@
 import type { Deps } from '../../deps.js';
 import { findOperation } from '../../operations/registry.js';
 import type { OperationRoute } from '../../providers/types.js';
-import { ProviderError, type MediaAccess, type ProducedFile } from '../../providers/types.js';
+import { ProviderError, WorkerShutdown, type MediaAccess, type ProducedFile } from '../../providers/types.js';
 import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { readProviderKey } from '../provider-keys/service.js';
 import { findDomain } from '../domains/store.js';
@@ -168,6 +168,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     // recovered. Past its deadline (a synchronous run's timeout) it fails here instead: its
     // caller is answered now, and nobody would receive a result produced later.
     if (signal.aborted && !isDeadline(signal.reason)) return { status: 'lost' };
+    // A local engine's program stopped with the whole service (a signal to its process group).
+    if (err instanceof WorkerShutdown) return { status: 'lost' };
     const failure = signal.aborted ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.') : err instanceof ProviderError ? err : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
     if (failure?.code === 'PROVIDER_AUTH' && funding === 'provider_key' && route) {

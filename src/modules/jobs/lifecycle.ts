@@ -11,7 +11,7 @@ import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
 import { insertEvent } from '../events/store.js';
 import { publishJobChange } from './changes.js';
 import { inTransaction } from '../../db/group-commit.js';
-import { settle } from '../reservations/service.js';
+import { applySettlement, planSettle } from '../reservations/service.js';
 import { recordGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { lockWorkspace } from '../../db/locking.js';
 import * as store from './store.js';
@@ -95,26 +95,24 @@ async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): P
     // Taken inside the transaction, after the lock wait: the finish's event is stamped with it.
     const now = deps.clock.now();
     const patch: Updateable<JobsTable> = finishFields(req, now);
+    // The settlement's reads come first, so its charge is written by the job's own update (one
+    // update of the row instead of two). Only a job funded by credits has a hold to settle.
+    const plan = await planSettle(trx, req.workspaceId, jobId, req.consumedMillicents);
     // A finish without the lease (cancel, recovery) fences out any worker still running the job.
-    const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null });
+    const updated = await store.updateJob(trx, jobId, req.from, req.leaseToken, { ...patch, updated_at_ms: now }, { fence: req.leaseToken === null, addCost: plan?.charged ?? 0 });
     if (!updated) return undefined;
+    if (plan && updated.funding !== 'credits') throw new Error(`job ${jobId}: a hold is open on a job funded by ${updated.funding}`);
     for (const record of req.media ?? []) await recordGeneratedMedia(trx, record, now);
-    const charged =
-      updated.funding === 'credits'
-        ? await settle(deps, trx, now, {
-            workspaceId: updated.workspace_id,
-            jobId: updated.id,
-            keyId: updated.key_id,
-            toolSlug: updated.tool_slug,
-            executionOrigin: updated.execution_origin,
-            consumedMillicents: req.consumedMillicents,
-          })
-        : 0;
-    let final = updated;
-    if (charged > 0) {
-      await store.addJobCost(trx, updated.id, charged);
-      final = { ...updated, cost_mc: Number(updated.cost_mc) + charged };
+    if (plan) {
+      await applySettlement(deps, trx, now, plan, {
+        workspaceId: updated.workspace_id,
+        jobId: updated.id,
+        keyId: updated.key_id,
+        toolSlug: updated.tool_slug,
+        executionOrigin: updated.execution_origin,
+      });
     }
+    const final = updated;
     await recordChange(trx, final, now);
     await req.alsoInFinish?.(trx, final);
     return final;

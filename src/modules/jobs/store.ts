@@ -168,6 +168,7 @@ export async function activeJobs(db: Db, workspaceId: string, limit: number): Pr
 /**
  * Conditional update: applies `patch` (and bumps the version) only while the job is in one of
  * `from` and, when `leaseToken` is given, still holds that lease. Returns the new row or undefined.
+ * `addCost` adds charged millicents to cost_mc in the same statement (a finish's settlement).
  */
 export async function updateJob(
   db: Db,
@@ -175,15 +176,17 @@ export async function updateJob(
   from: readonly JobStatus[],
   leaseToken: number | null,
   patch: Updateable<JobsTable>,
-  options: { fence?: boolean } = {},
+  options: { fence?: boolean; addCost?: number } = {},
 ): Promise<JobRow | undefined> {
   noteJobWrite(id);
   const to = patch.status as JobStatus | undefined;
   if (to !== undefined && from.some((f) => !canChange(f, to))) throw new Error(`job ${id}: ${from.join('|')} → ${to} is not a transition of jobs/states.ts`);
   const columns = (Object.keys(patch) as (keyof JobsTable)[]).filter((c) => patch[c] !== undefined);
   const fenced = options.fence === true;
+  const addsCost = options.addCost !== undefined && options.addCost !== 0;
+  if (addsCost && columns.includes('cost_mc')) throw new Error(`job ${id}: cost_mc is both set and added to`);
   // Few distinct shapes exist (one per caller), each compiled once.
-  const shape = `${columns.join(',')}|${from.join(',')}|${leaseToken !== null}|${fenced}`;
+  const shape = `${columns.join(',')}|${from.join(',')}|${leaseToken !== null}|${fenced}|${addsCost}`;
   let query = updateShapes.get(shape);
   if (!query) {
     query = prepared((d) => {
@@ -194,6 +197,7 @@ export async function updateJob(
           version: eb('version', '+', 1),
           // Fencing: a new token means every earlier holder of the job can no longer write.
           ...(fenced ? { lease_token: eb('lease_token', '+', 1) } : {}),
+          ...(addsCost ? { cost_mc: eb('cost_mc', '+', arg(columns.length + 2)) } : {}),
         }))
         .where('id', '=', arg(columns.length))
         // Literals: SQLite re-plans a statement whose bound values meet a partial index predicate.
@@ -203,7 +207,7 @@ export async function updateJob(
     });
     updateShapes.set(shape, query);
   }
-  const args = [...columns.map((c) => patch[c]), id, ...(leaseToken !== null ? [leaseToken] : [])];
+  const args = [...columns.map((c) => patch[c]), id, leaseToken, options.addCost ?? 0];
   return (await query(db, ...args)).rows[0] as JobRow | undefined;
 }
 

@@ -2,6 +2,8 @@
  * Positional reads of a staged upload through a 64 KiB window, so the structure checks can walk a
  * 250 MiB file chunk by chunk with flat memory. A read past the end throws MediaRejection
  * ('MALFORMED'): for a container format that means the file was truncated.
+ * A file a provider or local engine produced is already in memory: `FileReader.of(bytes)` reads
+ * the same way from that buffer (views, no copy), so it is checked without being staged on disk.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 
@@ -34,9 +36,15 @@ export class FileReader {
   private windowStart = 0;
 
   private constructor(
-    private readonly handle: FileHandle,
+    private readonly handle: FileHandle | undefined,
     readonly size: number,
+    private readonly memory?: Buffer,
   ) {}
+
+  /** A reader of bytes already in memory. */
+  static of(bytes: Buffer): FileReader {
+    return new FileReader(undefined, bytes.length, bytes);
+  }
 
   static async open(path: string): Promise<FileReader> {
     const handle = await open(path, 'r');
@@ -50,7 +58,7 @@ export class FileReader {
   }
 
   async close(): Promise<void> {
-    await this.handle.close();
+    await this.handle?.close();
   }
 
   /** `length` bytes at `position`; throws MALFORMED when the file ends first. */
@@ -59,6 +67,7 @@ export class FileReader {
       throw new MediaRejection('MALFORMED', `The file ends inside its ${what} (truncated or corrupt).`);
     }
     const end = position + length;
+    if (this.memory) return this.memory.subarray(position, end);
     if (position >= this.windowStart && end <= this.windowStart + this.window.length) {
       return this.window.subarray(position - this.windowStart, end - this.windowStart);
     }
@@ -66,7 +75,7 @@ export class FileReader {
     const buffer = Buffer.allocUnsafe(want);
     let filled = 0;
     while (filled < want) {
-      const { bytesRead } = await this.handle.read(buffer, filled, want - filled, position + filled);
+      const { bytesRead } = await this.handle!.read(buffer, filled, want - filled, position + filled);
       if (bytesRead === 0) throw new MediaRejection('MALFORMED', 'The file changed while it was checked.');
       filled += bytesRead;
     }

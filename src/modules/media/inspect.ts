@@ -8,7 +8,7 @@
  * pixel bounds (decompression bombs).
  * Every refusal is 400 UNSUPPORTED_MEDIA with `details.reason` saying which check failed.
  */
-import { fileTypeFromFile } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { AppError } from '../../http/errors.js';
 import { FileReader, MediaRejection } from './file-reader.js';
 import { bareMimeType, declaredMatches, formatForDetected, isExecutableMime, type FormatId, type MediaFormat } from './formats.js';
@@ -45,10 +45,14 @@ function reject(reason: MediaRejection['reason'], message: string): never {
   throw new MediaRejection(reason, message);
 }
 
-/** Runs every check on the staged file; throws 400 UNSUPPORTED_MEDIA on the first failure. */
-export async function inspectUpload(path: string, declaredMimeType: string | undefined): Promise<InspectedMedia> {
+/**
+ * Runs every check on the staged file, or on bytes already in memory (a provider's or local
+ * engine's output: the same checks, without writing it to a temporary file first); throws 400
+ * UNSUPPORTED_MEDIA on the first failure.
+ */
+export async function inspectUpload(source: string | Buffer, declaredMimeType: string | undefined): Promise<InspectedMedia> {
   try {
-    return await inspect(path, declaredMimeType);
+    return await inspect(source, declaredMimeType);
   } catch (err) {
     if (err instanceof MediaRejection) {
       throw new AppError('UNSUPPORTED_MEDIA', { message: err.message, details: { reason: err.reason } });
@@ -57,13 +61,13 @@ export async function inspectUpload(path: string, declaredMimeType: string | und
   }
 }
 
-async function inspect(path: string, declaredMimeType: string | undefined): Promise<InspectedMedia> {
-  const reader = await FileReader.open(path);
+async function inspect(source: string | Buffer, declaredMimeType: string | undefined): Promise<InspectedMedia> {
+  const reader = typeof source === 'string' ? await FileReader.open(source) : FileReader.of(source);
   try {
     if (reader.size === 0) reject('EMPTY', 'The file is empty.');
     const head = await reader.upTo(0, SCAN_BYTES);
     const declared = bareMimeType(declaredMimeType);
-    const detected = await fileTypeFromFile(path);
+    const detected = typeof source === 'string' ? await fileTypeFromFile(source) : await fileTypeFromBuffer(source);
     const format = formatForDetected(detected);
     if (!format) refuseUnknown(head, detected, declared);
     if (!declaredMatches(format, declared)) {
@@ -74,7 +78,7 @@ async function inspect(path: string, declaredMimeType: string | undefined): Prom
     if (MARKUP.test(head.toString('latin1').toLowerCase()) || MARKUP.test(tail.toString('latin1').toLowerCase())) {
       reject('EMBEDDED_MARKUP', 'The file carries HTML, SVG or script markup (a polyglot).');
     }
-    return format.kind === 'image' ? { format, ...(await probeImage(path, format)) } : { format };
+    return format.kind === 'image' ? { format, ...(await probeImage(source, format)) } : { format };
   } finally {
     await reader.close();
   }
@@ -97,11 +101,11 @@ function refuseUnknown(head: Buffer, detected: { mime: string } | undefined, dec
 const SHARP_FORMATS: Partial<Record<FormatId, string>> = { png: 'png', jpeg: 'jpeg', webp: 'webp', gif: 'gif' };
 
 /** Reads the image header with libvips (no pixel decoding) and applies the pixel bounds. */
-async function probeImage(path: string, format: MediaFormat): Promise<{ width: number; height: number }> {
+async function probeImage(source: string | Buffer, format: MediaFormat): Promise<{ width: number; height: number }> {
   const { default: sharp } = await import('sharp');
   let meta: { format?: string; width?: number; height?: number; pages?: number; pageHeight?: number };
   try {
-    meta = await sharp(path, { limitInputPixels: false, sequentialRead: true }).metadata();
+    meta = await sharp(source, { limitInputPixels: false, sequentialRead: true }).metadata();
   } catch {
     reject('MALFORMED', 'The image header cannot be read.');
   }

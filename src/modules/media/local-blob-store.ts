@@ -16,6 +16,13 @@ import { listStaged, sweepStaleStaging } from './staging.js';
 import { BlobPool, fsyncPath } from './blob-pool.js';
 import { sha256Hex } from '../../lib/crypto.js';
 
+/**
+ * Read size of a blob stream (a download, a job's media input). fs streams read 64 KiB at a
+ * time by default: a 2.4 MB file took 37 thread-pool reads and socket writes, each a turn of the
+ * event loop, about 13 to 16 ms per download on a busy 2-core machine; at 1 MiB it takes 3, about
+ * 8 to 10 ms. The cost is one buffer of up to this size per stream being read.
+ */
+const READ_CHUNK_BYTES = 1024 * 1024;
 
 export class LocalBlobStore implements BlobStore {
   readonly kind = 'local' as const;
@@ -73,7 +80,7 @@ export class LocalBlobStore implements BlobStore {
   async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     // Opened here so a missing file fails now rather than on the response stream.
     const handle = await open(this.path(key), 'r');
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+    return handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async listKeys(prefix: string): Promise<string[]> {

@@ -136,12 +136,38 @@ export interface SettleRequest {
  * so the hold closes while nobody weighs it (billing/expiry.ts).
  */
 export async function settle(deps: Deps, trx: Trx, now: number, req: SettleRequest): Promise<number> {
-  const hold = await store.findOpenHold(trx, req.jobId);
-  if (!hold) return 0;
-  const allocations = await store.spendableAllocations(trx, req.workspaceId, hold.createdAt);
-  const { charge, debits, shortfall } = planSettlement(allocations, hold, req.consumedMillicents);
+  const plan = await planSettle(trx, req.workspaceId, req.jobId, req.consumedMillicents);
+  return plan ? applySettlement(deps, trx, now, plan, req) : 0;
+}
+
+/** What settling a job's open hold will do, read before anything is written (settle's reads). */
+export interface SettlementPlan {
+  holdId: string;
+  /** What the settlement charges (the consumption up to the hold, less any shortfall). */
+  charged: number;
+  debits: { allocationId: string; amountMillicents: number }[];
+  shortfall: number;
+}
+
+/**
+ * The reads of settle: the job's open hold and the allocations it draws on, and the charge they
+ * give; undefined without an open hold (nothing to charge). Applied with applySettlement in the
+ * same transaction, under the workspace lock the caller took first, so nothing it read can change
+ * in between: a finish reads it before its update of the job row and writes the charge into that
+ * same update instead of updating the row a second time.
+ */
+export async function planSettle(trx: Trx, workspaceId: string, jobId: string, consumedMillicents: number): Promise<SettlementPlan | undefined> {
+  const hold = await store.findOpenHold(trx, jobId);
+  if (!hold) return undefined;
+  const allocations = await store.spendableAllocations(trx, workspaceId, hold.createdAt);
+  const { charge, debits, shortfall } = planSettlement(allocations, hold, consumedMillicents);
+  return { holdId: hold.id, charged: charge - shortfall, debits, shortfall };
+}
+
+/** The writes of settle for a plan read in this transaction; returns what was charged. */
+export async function applySettlement(deps: Deps, trx: Trx, now: number, plan: SettlementPlan, req: Omit<SettleRequest, 'consumedMillicents'>): Promise<number> {
+  const { debits, shortfall, charged } = plan;
   for (const d of debits) await store.debitAllocation(trx, d.allocationId, d.amountMillicents);
-  const charged = charge - shortfall;
   if (shortfall > 0) deps.log.error({ jobId: req.jobId, shortfall }, 'settlement found fewer credits than the hold promised');
   if (charged > 0) {
     await appendLedger(trx, {
@@ -157,7 +183,7 @@ export async function settle(deps: Deps, trx: Trx, now: number, req: SettleReque
       createdAt: now,
     });
   }
-  await store.releaseHold(trx, hold.id, now);
+  await store.releaseHold(trx, plan.holdId, now);
   // Credits expiry kept for this hold and that it did not spend expire now.
   await expireAllocations(trx, req.workspaceId, now);
   return charged;
