@@ -27,6 +27,13 @@ import { seedTenant, type Tenant } from './support/seed.js';
 import { png, upload } from './media-support.js';
 import { audioOnlyMp4, cutShort, lyingDuration, makeVideo, probeMedia, rotated90, scrambledMdat, truncatedMdat, zeroSized, type ProbedMedia } from './support/videos.js';
 
+// Every temporary directory of this file (the engine's work directories included) is made in a
+// directory of its own, so "none left behind" counts only this file's runs, not those of other
+// test files or of another copy of the suite running at the same time.
+const privateTmp = mkdtempSync(join(tmpdir(), 'was-ffmpeg-tmp-'));
+process.env.TMPDIR = privateTmp;
+after(() => rmSync(privateTmp, { recursive: true, force: true }));
+
 const PRICE = 100;
 const MAX_OUTPUT_SECONDS = 20;
 const CREDITS = 1_000_000;

@@ -25,12 +25,12 @@ import { admin, call, createTestContext, disposeTestContext, type TestContext } 
 import { requireTestCa, useLocalhostNames } from './support/https-receiver.js';
 import { balance, drain, getJob, readCompleteOutput, run } from './support/jobs.js';
 import { assertLedgerInvariants } from './support/ledger.js';
-import { ScanSites, type ScanSite, type SiteSpec } from './support/scan-sites.js';
+import { SCAN_ADDRESS, ScanSites, type ScanSite, type SiteSpec } from './support/scan-sites.js';
 import { seedTenant, type Tenant } from './support/seed.js';
 import { verifyHostname } from './webhook-support.js';
 
 const PRICE = 15_000;
-const ENV = { EGRESS_ALLOW_CIDRS: '127.0.0.1/32' };
+const ENV = { EGRESS_ALLOW_CIDRS: `${SCAN_ADDRESS}/32` };
 
 type Status = 'pass' | 'warn' | 'fail';
 type Verdicts = Record<SecurityCheckId, Status>;
@@ -169,7 +169,7 @@ let dir: string;
 
 before(async () => {
   requireTestCa();
-  restoreDns = useLocalhostNames();
+  restoreDns = useLocalhostNames(SCAN_ADDRESS);
   await sites.startPlainHttp();
   for (const c of SITE_CASES) bySpec.set(c.spec.hostname, await sites.add(c.spec));
   flaky = await sites.add({ hostname: 'flaky.scan.localhost', headers: GOOD_HEADERS, html: GOOD_HTML });
@@ -401,14 +401,14 @@ for (const dbName of testDatabaseNames()) {
 
 describe('egress TLS probe', () => {
   test('egress TLS probe: reports the negotiated protocol and the certificate as presented, with how it is judged', async () => {
-    const egress = createEgress({ allowCidrs: ['127.0.0.1/32'] });
+    const egress = createEgress({ allowCidrs: [`${SCAN_ADDRESS}/32`] });
     try {
       const good = bySpec.get('good.scan.localhost')!;
       const probe = await egress.tlsProbe({ host: good.hostname, port: good.port });
       assert.equal(probe.handshake, 'completed');
       if (probe.handshake !== 'completed') return;
       assert.equal(probe.protocol, 'TLSv1.3');
-      assert.equal(probe.address, '127.0.0.1');
+      assert.equal(probe.address, SCAN_ADDRESS);
       assert.equal(probe.authorized, true);
       assert.equal(probe.hostnameError, null);
       assert.match(probe.certificate.subject, /CN=good\.scan\.localhost/);
@@ -442,7 +442,7 @@ describe('egress TLS probe', () => {
     const good = bySpec.get('good.scan.localhost')!;
     try {
       good.reset();
-      for (const host of ['127.0.0.1', good.hostname]) {
+      for (const host of [SCAN_ADDRESS, good.hostname]) {
         await assert.rejects(egress.tlsProbe({ host, port: good.port }), (err: unknown) => err instanceof EgressError && err.code === 'EGRESS_BLOCKED');
       }
       await assert.rejects(egress.tlsProbe({ host: 'not a host', port: good.port }), (err: unknown) => err instanceof EgressError && err.code === 'EGRESS_BAD_URL');
@@ -469,7 +469,7 @@ describe('egress TLS probe', () => {
 
   test('egress requests verify certificates unless acceptAnyTls is set, which changes nothing of the address policy', async () => {
     const expired = bySpec.get('expired.scan.localhost')!;
-    const egress = createEgress({ allowCidrs: ['127.0.0.1/32'] });
+    const egress = createEgress({ allowCidrs: [`${SCAN_ADDRESS}/32`] });
     const strict = createEgress({ allowCidrs: [] });
     try {
       await assert.rejects(egress.request(expired.url()), (err: unknown) => err instanceof EgressError && err.code === 'EGRESS_NETWORK');

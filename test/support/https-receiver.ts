@@ -30,14 +30,14 @@ export function requireTestCa(): void {
   }
 }
 
-/** Resolves every `*.localhost` name to 127.0.0.1 (other names as usual); returns the restore. */
-export function useLocalhostNames(): () => void {
+/** Resolves every `*.localhost` name to `address` (127.0.0.1 unless given; other names as usual); returns the restore. */
+export function useLocalhostNames(address = '127.0.0.1'): () => void {
   const original = dns.lookup;
   const m = mock.method(dns, 'lookup', (hostname: string, options: unknown, callback: (...args: unknown[]) => void) => {
     if (typeof options === 'function') return (original as any).call(dns, hostname, options);
     if (!hostname.endsWith('.localhost')) return (original as any).call(dns, hostname, options, callback);
     const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
-    process.nextTick(() => (all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)));
+    process.nextTick(() => (all ? callback(null, [{ address, family: 4 }]) : callback(null, address, 4)));
   });
   return () => m.mock.restore();
 }

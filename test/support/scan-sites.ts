@@ -1,6 +1,6 @@
 /**
  * Real HTTPS sites on loopback for the security-scan tests, one per defect, each under its own
- * `*.scan.localhost` name (resolved to 127.0.0.1 by `useLocalhostNames`), with a certificate made
+ * `*.scan.localhost` name (resolved to SCAN_ADDRESS, a loopback address of its own, by `useLocalhostNames`), with a certificate made
  * here: issued by the test CA of test/fixtures/tls (which the test process trusts through
  * NODE_EXTRA_CA_CERTS), expired, self-signed, or for another name.
  *
@@ -24,6 +24,11 @@ import { FIXTURE_CERT } from './https-receiver.js';
 const FIXTURE_KEY = FIXTURE_CERT.replace(/\.crt$/, '.key');
 const DAY_MS = 86_400_000;
 export const HTTP_PORT = 80;
+/**
+ * The loopback address this test process serves its sites on: one of 127.0.0.0/8 drawn per
+ * process, so two copies of the suite running at once (a stress run) each have their own port 80.
+ */
+export const SCAN_ADDRESS = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
 export type CertificateKind = 'trusted' | 'expired' | 'self-signed' | 'expired-self-signed' | { trustedFor: string };
 
@@ -179,12 +184,12 @@ export class ScanSites {
       this.plain!.once('error', (err: NodeJS.ErrnoException) =>
         reject(
           new Error(
-            `the security-scan tests serve plain HTTP on 127.0.0.1:${HTTP_PORT}, the port browsers and the scanner use, and could not bind it (${err.code}): ` +
+            `the security-scan tests serve plain HTTP on ${SCAN_ADDRESS}:${HTTP_PORT}, the port browsers and the scanner use, and could not bind it (${err.code}): ` +
               'run them as root, or allow unprivileged low ports (sysctl net.ipv4.ip_unprivileged_port_start=80), and free the port.',
           ),
         ),
       );
-      this.plain!.listen(HTTP_PORT, '127.0.0.1', () => resolve());
+      this.plain!.listen(HTTP_PORT, SCAN_ADDRESS, () => resolve());
     });
   }
 
@@ -203,7 +208,7 @@ export class ScanSites {
       site.track('https', req, res);
       pageResponse(site, req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, SCAN_ADDRESS, resolve));
     this.sites.set(spec.hostname, site);
     return site;
   }
