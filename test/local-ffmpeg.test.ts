@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileStrict } from '../src/http/validation.js';
@@ -71,7 +71,11 @@ function workDirsLeft(): string[] {
     });
 }
 
-/** ffmpeg and ffprobe processes working on this engine's inputs (their arguments name clip-N files). */
+/**
+ * ffmpeg and ffprobe processes working on this engine's inputs (their arguments name clip-N
+ * files) in this file's temp directory (their working directory is a work directory there), so
+ * another suite's programs running at the same time are not counted.
+ */
 function enginePrograms(): { pid: number; program: string }[] {
   const found: { pid: number; program: string }[] = [];
   for (const entry of readdirSync('/proc')) {
@@ -83,7 +87,14 @@ function enginePrograms(): { pid: number; program: string }[] {
       continue;
     }
     const program = (argv[0] ?? '').split('/').pop() ?? '';
-    if ((program === 'ffmpeg' || program === 'ffprobe') && argv.some((a) => /^clip-\d+\./.test(a))) found.push({ pid: Number(entry), program });
+    if ((program !== 'ffmpeg' && program !== 'ffprobe') || !argv.some((a) => /^clip-\d+\./.test(a))) continue;
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${entry}/cwd`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cwd.startsWith(`${privateTmp}/`)) found.push({ pid: Number(entry), program });
   }
   return found;
 }
