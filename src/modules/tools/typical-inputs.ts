@@ -1,8 +1,8 @@
 /**
  * A typical input of each operation, to quote a price before the caller has one of its own (the
  * MCP per-operation tools state the estimated and maximum cost of this input in their
- * description). Defaults are written out so every price function sees the usual case; media ids
- * are placeholders (prices count them, never read them). The quote is what this deployment's
+ * description). Defaults are written out so every price function sees the usual case; a media id
+ * is one fixed example UUID (prices count media inputs, never read them). The quote is what this deployment's
  * price (the providers file, else the price book) makes of the input; the real figures of a
  * call come from POST /v1/estimates.
  */
