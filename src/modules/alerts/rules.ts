@@ -25,6 +25,11 @@ export type ThresholdPercent = (typeof BUDGET_THRESHOLDS)[number];
 /** How long before an allocation or a key expires its `*.expiring` alert is raised. */
 export const EXPIRY_NOTICE_MS = 7 * 86_400_000;
 
+/** Whether spendable credits are below the workspace's low-credits threshold (null: no threshold). */
+export function isCreditsLow(thresholdMillicents: number | null, spendableMillicents: number): boolean {
+  return thresholdMillicents !== null && spendableMillicents < thresholdMillicents;
+}
+
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }

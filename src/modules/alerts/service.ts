@@ -22,6 +22,7 @@ import {
   budgetAlert,
   creditsLowAlert,
   EXPIRY_NOTICE_MS,
+  isCreditsLow,
   keyExpiringAlert,
   keySuspendedAlert,
   type Alert,
@@ -61,7 +62,7 @@ export async function raiseBudgetAlerts(db: Db, workspaceId: string, crossings: 
  * workspace's threshold; at most once per workspace per UTC day. A no-op without a threshold.
  */
 export async function raiseCreditsLowIfBelow(db: Db, workspaceId: string, thresholdMillicents: number | null, spendableMillicents: number, now: number): Promise<void> {
-  if (thresholdMillicents === null || spendableMillicents >= thresholdMillicents) return;
+  if (thresholdMillicents === null || !isCreditsLow(thresholdMillicents, spendableMillicents)) return;
   await raiseAlert(db, creditsLowAlert(workspaceId, Math.max(0, spendableMillicents), thresholdMillicents, now), now);
 }
 

@@ -7,9 +7,10 @@ import { toIso } from '../../lib/clock.js';
 import { findOperation, operationPoints } from '../../operations/registry.js';
 import type { AuthContext } from '../auth/types.js';
 import * as idempotency from '../idempotency/service.js';
-import { reserve } from '../reservations/service.js';
+import { hold, spendableCredits } from '../reservations/service.js';
+import { decideAdmission } from '../runs/admission-rules.js';
 import { forbiddenOperation } from '../auth/service.js';
-import { chargeRefusal, checkQueueCapacity, lockAdmission } from '../runs/service.js';
+import { chargeRefusal, lockAdmission } from '../runs/service.js';
 import { chargePoints } from '../usage/service.js';
 import { resolveLimits } from '../usage/plans.js';
 import { changeJob, finishJob, readCheckpoint } from './lifecycle.js';
@@ -115,8 +116,11 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
     const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
     await inTransaction(deps, async (trx) => {
       await lockAdmission(deps, trx, auth.workspace.id, auth.key);
-      await checkQueueCapacity(trx, auth, now);
-      await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId, maximumMillicents: maximum });
+      // A retried job is funded by credits (a provider_key job is refused above).
+      const spendable = await spendableCredits(trx, auth.workspace.id, now);
+      const situation = { waitingJobs: await store.countPending(trx, auth.workspace.id), ownProviderKey: false, spendableMillicents: spendable };
+      const decision = decideAdmission(auth, { queued: true, maximumMillicents: maximum }, situation, now);
+      await hold(trx, now, { workspace: auth.workspace, key: auth.key, jobId, maximumMillicents: decision.holdMillicents }, spendable);
       const changed = await changeJob(trx, now, jobId, ['failed'], null, {
         status: 'pending',
         attempt: Number(row.attempt) + 1,

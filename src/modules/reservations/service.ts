@@ -1,11 +1,13 @@
 /**
  * Reservations (holds) and settlement, always inside the caller's transaction together with the
- * job row they belong to. Admission reserves a job's bounded maximum cost against spendable
- * credits (402) and against every budget ceiling of the key and the workspace (429
- * BUDGET_EXCEEDED); open holds count toward admission in every period, also after a period
- * changes. A hold that takes a budget across 50, 80 or 100 % or leaves spendable credits below the
- * workspace's low-credits threshold raises its alert in the same transaction (modules/alerts). Settlement charges the actual cost (never above the hold), spending allocations
- * earliest-expiry first, writes one `usage` ledger entry and releases the hold.
+ * job row they belong to. Admission (runs/admission-rules.ts) decides against spendable credits
+ * (402); the hold then checks every budget ceiling of the key and the workspace (429
+ * BUDGET_EXCEEDED) and holds the job's bounded maximum cost; open holds count toward admission in
+ * every period, also after a period changes. A hold that takes a budget across 50, 80 or 100 % or
+ * leaves spendable credits below the workspace's low-credits threshold raises its alert in the
+ * same transaction (modules/alerts). Settlement charges the actual cost (never above the hold),
+ * spending allocations earliest-expiry first, writes one `usage` ledger entry and releases the
+ * hold.
  */
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -90,33 +92,30 @@ async function checkBudgets(trx: Trx, now: number, req: ReserveRequest): Promise
   return crossings;
 }
 
-/** 402: spendable credits (live minus held) do not cover a maximum cost. */
-export function insufficientCredits(spendableMillicents: number, requiredMillicents: number): AppError {
-  return new AppError('INSUFFICIENT_CREDITS', { details: { spendableMillicents: Math.max(0, spendableMillicents), requiredMillicents } });
+/**
+ * Spendable credits (live minus held) for an admission, under the workspace lock the caller took.
+ * Allocations past their expiry are expired first (their credits are no longer spendable), unless
+ * `read` holds the sums the caller already read under that lock and nothing was due then.
+ */
+export async function spendableCredits(trx: Trx, workspaceId: string, now: number, read?: { dueAllocations: boolean; liveMillicents: number; heldMillicents: number }): Promise<number> {
+  if (read && !read.dueAllocations) return read.liveMillicents - read.heldMillicents;
+  await expireAllocations(trx, workspaceId, now);
+  const [total, reserved] = await Promise.all([sumLiveRemaining(trx, workspaceId, now), sumOpenHolds(trx, workspaceId)]);
+  return total - reserved;
 }
 
 /**
- * Holds the maximum cost for a job. The caller has locked the workspace (and key) rows. `read`:
- * live credits and open holds the caller read under that lock, used when no allocation was due
- * to expire (expiry would change them; then they are read again after it).
+ * Holds the maximum cost of a job that admission decided credits fund (runs/admission-rules.ts,
+ * which refused it already when `spendableBefore` does not cover it): 429 BUDGET_EXCEEDED unless
+ * it fits every budget ceiling of the key and the workspace; then the hold, and the alerts it
+ * raises, in the caller's transaction. The caller has locked the workspace (and key) rows.
  */
-export async function reserve(trx: Trx, now: number, req: ReserveRequest, read?: { dueAllocations: boolean; liveMillicents: number; heldMillicents: number }): Promise<void> {
-  let total: number;
-  let reserved: number;
-  if (read && !read.dueAllocations) {
-    total = read.liveMillicents;
-    reserved = read.heldMillicents;
-  } else {
-    await expireAllocations(trx, req.workspace.id, now);
-    [total, reserved] = await Promise.all([sumLiveRemaining(trx, req.workspace.id, now), sumOpenHolds(trx, req.workspace.id)]);
-  }
-  const spendable = total - reserved;
-  if (spendable < req.maximumMillicents) throw insufficientCredits(spendable, req.maximumMillicents);
+export async function hold(trx: Trx, now: number, req: ReserveRequest, spendableBefore: number): Promise<void> {
   const crossings = await checkBudgets(trx, now, req);
   await store.insertHold(trx, { id: newId(), workspaceId: req.workspace.id, jobId: req.jobId, keyId: req.key?.id ?? null, amountMillicents: req.maximumMillicents }, now);
   // Alerts of this hold, in its transaction (modules/alerts): usually nothing to write.
   if (crossings.length > 0) await raiseBudgetAlerts(trx, req.workspace.id, crossings, now);
-  await raiseCreditsLowIfBelow(trx, req.workspace.id, req.workspace.lowCreditsMillicents, spendable - req.maximumMillicents, now);
+  await raiseCreditsLowIfBelow(trx, req.workspace.id, req.workspace.lowCreditsMillicents, spendableBefore - req.maximumMillicents, now);
 }
 
 export interface SettleRequest {

@@ -10,8 +10,9 @@
  * The rules are those of the one-by-one path (service.ts), applied to the runs in arrival order,
  * each seeing the ones before it: Idempotency-Key (a stored response replays, another request
  * body is 409 IDEMPOTENCY_CONFLICT, a synchronous run still in flight 409 IDEMPOTENCY_IN_PROGRESS;
- * a key twice in one batch replays the first), points, waiting-jobs capacity, the maximum cost
- * against spendable credits. A refusal writes nothing for its run; the others are admitted.
+ * a key twice in one batch replays the first), points, then the money rules of admission-rules.ts
+ * (waiting-jobs capacity, funding, the maximum cost against spendable credits), the same function
+ * the one-by-one path calls. A refusal writes nothing for its run; the others are admitted.
  *
  * What the batch does not decide goes the one-by-one way, which stays the reference:
  * - keys or workspaces with budgets (their checks sum spending per period), decided by the caller;
@@ -38,13 +39,12 @@ import { isGuardFailure } from '../../db/guard.js';
 import { IDEMPOTENCY_TTL_MS, type IdempotencyScope } from '../idempotency/service.js';
 import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
-import { insufficientCredits } from '../reservations/service.js';
 import { personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePointsNow, refundPoints } from '../usage/service.js';
 import type { ChargeResult } from '../usage/meter.js';
 import { batchFiguresQuery, parseBatchFigures, parseWrittenFigures, writeAdmissionsQuery, type AdmissionWrites, type BatchFigures, type StoredIdempotency } from './admission-batch-store.js';
-import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
-import { utcDay } from '../alerts/rules.js';
+import { decideAdmission, newJobRow } from './admission-rules.js';
+import { isCreditsLow, utcDay } from '../alerts/rules.js';
 
 export interface QueuedRun {
   auth: AuthContext;
@@ -174,10 +174,9 @@ function rememberFigures(deps: Deps, workspaceId: string, figures: KnownFigures)
  * write's guard), so "not below" holds there too, and a raised alert is never taken back.
  */
 function raisesCreditsLow(run: QueuedRun, decided: Decided, spendableBefore: number, raisedToday: boolean): boolean {
-  const threshold = run.auth.workspace.lowCreditsMillicents;
-  if (threshold === null || raisedToday || decided.writes.holds.length === 0) return false;
+  if (raisedToday || decided.writes.holds.length === 0) return false;
   const admitted = decided.writes.holds.reduce((sum, h) => sum + Number(h.amount_mc), 0);
-  return spendableBefore - admitted < threshold;
+  return isCreditsLow(run.auth.workspace.lowCreditsMillicents, spendableBefore - admitted);
 }
 
 /** Providers the runs' operations use (those a workspace may fund with its own key). */
@@ -293,19 +292,16 @@ function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Fig
       run.charged = charged;
       const price = priceOf(deps, run.op, run.input);
       const provider = personalKeyProvider(deps, run.op);
-      const funding = provider && figures.ownProviders.has(provider) ? 'provider_key' : 'credits';
-      refuseWhenQueueFull(run.auth, waiting, now);
-      if (funding === 'credits' && figures.liveMillicents - held < price.maximumMillicents) {
-        throw insufficientCredits(figures.liveMillicents - held, price.maximumMillicents);
-      }
+      const situation = { waitingJobs: waiting, ownProviderKey: !!provider && figures.ownProviders.has(provider), spendableMillicents: figures.liveMillicents - held };
+      const { funding, holdMillicents } = decideAdmission(run.auth, { queued: true, maximumMillicents: price.maximumMillicents }, situation, now);
       const id = newId();
       const row = newJobRow(deps, run.auth, run.op, run.input, run.origin, { id, now, funding, maximumMillicents: price.maximumMillicents });
       const body = { kind: 'job', jobId: id, status: row.status, maximumCostMillicents: price.maximumMillicents };
       writes.jobs.push(row);
       writes.versions.push({ job_id: id, version: 1, snapshot_json: JSON.stringify(toMetadata(row)), created_at_ms: now });
       if (funding === 'credits') {
-        writes.holds.push({ id: newId(), workspace_id: workspaceId, job_id: id, key_id: run.auth.key.id, amount_mc: price.maximumMillicents, created_at_ms: now, released_at_ms: null });
-        held += price.maximumMillicents;
+        writes.holds.push({ id: newId(), workspace_id: workspaceId, job_id: id, key_id: run.auth.key.id, amount_mc: holdMillicents, created_at_ms: now, released_at_ms: null });
+        held += holdMillicents;
       }
       const response = JSON.stringify(body);
       writes.idempotency.push({

@@ -1,8 +1,8 @@
 /**
  * POST /v1/runs, in one breath: check the operation and its input → claim the Idempotency-Key
- * (replay costs 1 point) → charge the operation's points → lock the workspace and key, check the
- * waiting-jobs capacity, reserve the bounded maximum cost against credits and budgets, insert the
- * job and store the response.
+ * (replay costs 1 point) → charge the operation's points → lock the workspace and key, decide the
+ * admission (waiting-jobs capacity, funding, credits: admission-rules.ts), hold the bounded
+ * maximum cost within the budgets, insert the job and store the response.
  *
  * Admission does all of it in ONE transaction that takes the workspace lock first, claim included:
  * a refusal rolls back the claim with everything else, and a concurrent request with the same key
@@ -29,9 +29,9 @@ import { toMetadata } from '../jobs/snapshot.js';
 import * as jobs from '../jobs/store.js';
 import type { JobRow } from '../jobs/store.js';
 import { readAdmissionFigures } from './admission-store.js';
-import { newJobRow, refuseWhenQueueFull } from './admission-rules.js';
+import { decideAdmission, newJobRow } from './admission-rules.js';
 import { admitInBatch, batchable, type QueuedRun } from './admission-batch.js';
-import { reserve } from '../reservations/service.js';
+import { hold, spendableCredits } from '../reservations/service.js';
 import { checkOperationRequest, personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
 import { inTransaction } from '../../db/group-commit.js';
@@ -72,10 +72,6 @@ export async function lockAdmission(deps: Deps, trx: Trx, workspaceId: string, k
 async function lockBudgetedKey(deps: Deps, trx: Trx, key: ApiKey | null): Promise<void> {
   if (deps.caps.singleWriter || !keyNeedsLock(key)) return;
   await lockForUpdate(deps.caps, trx.selectFrom('api_keys').select('id').where('id', '=', key!.id)).execute();
-}
-
-export async function checkQueueCapacity(trx: Trx, auth: AuthContext, now: number): Promise<void> {
-  refuseWhenQueueFull(auth, await jobs.countPending(trx, auth.workspace.id), now);
 }
 
 /**
@@ -234,12 +230,13 @@ async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContr
   // the key if its budgets need it.
   const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, personalKeyProvider(deps, op), now);
   await lockBudgetedKey(deps, trx, auth.key);
-  if (op.asynchronous) refuseWhenQueueFull(auth, figures.waitingJobs, now);
-  const funding = figures.ownProviderKey ? 'provider_key' : 'credits';
-  if (funding === 'credits') {
-    await reserve(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: price.maximumMillicents }, figures);
+  const spendable = await spendableCredits(trx, auth.workspace.id, now, figures);
+  const situation = { waitingJobs: figures.waitingJobs, ownProviderKey: figures.ownProviderKey, spendableMillicents: spendable };
+  const decision = decideAdmission(auth, { queued: op.asynchronous, maximumMillicents: price.maximumMillicents }, situation, now);
+  if (decision.funding === 'credits') {
+    await hold(trx, now, { workspace: auth.workspace, key: auth.key, jobId: id, maximumMillicents: decision.holdMillicents }, spendable);
   }
-  const row = newJobRow(deps, auth, op, input, origin, { id, now, funding, maximumMillicents: price.maximumMillicents });
+  const row = newJobRow(deps, auth, op, input, origin, { id, now, funding: decision.funding, maximumMillicents: price.maximumMillicents });
   await jobs.insertJob(trx, row);
   await recordChange(trx, row, now);
   return row;
