@@ -5,32 +5,14 @@ import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
-import { IdParams, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
-import { QueuedJobSchema } from '../runs/routes.js';
+import { IdParams, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { QueuedJobSchema } from '../runs/schemas.js';
+import { JobMetadataSchema, JobSnapshotSchema } from './schemas.js';
 import { readOutput } from './output.js';
 import { outputPageBody } from './output-body.js';
 import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js';
 import type { JobSnapshot } from './snapshot.js';
-import { JOB_STATUSES } from './states.js';
 
-const JobMetadataFields = {
-  id: Uuid,
-  workspaceId: Uuid,
-  toolSlug: Type.String(),
-  operationId: Type.String(),
-  status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
-  executionOrigin: Type.Union([Type.String(), Type.Null()]),
-  progress: Type.Object({ percentage: Type.Number() }),
-  costMillicents: Type.Integer(),
-  maximumCostMillicents: Type.Integer(),
-  errorCode: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Timestamp,
-  startedAt: NullableTimestamp,
-  completedAt: NullableTimestamp,
-  version: Type.Integer(),
-};
-export const JobMetadataSchema = Type.Object(JobMetadataFields);
-export const JobSnapshotSchema = Type.Object({ ...JobMetadataFields, output: Type.Object({}, { additionalProperties: true }) });
 
 /** Documents the route and is the serializer output-body.ts writes byte for byte (test/output-paging.test.ts). */
 export const OutputSchema = Type.Object({

@@ -13,20 +13,10 @@ import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
 import { IdParams, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { toIso } from '../../lib/clock.js';
 import { registerDownloadRoute } from './download-route.js';
+import { MediaItemSchema } from './schemas.js';
 import { mediaLimitsFor } from './limits.js';
 import { getMediaItem, listMedia, mediaDownload, presentMedia, storeUploadedMedia } from './service.js';
 import { receiveUpload } from './upload-receiver.js';
-
-export const MediaItemSchema = Type.Object({
-  id: Uuid,
-  workspaceId: Uuid,
-  name: Type.String({ description: 'The uploaded filename, stripped of any path and control characters.' }),
-  mimeType: Type.String(),
-  sizeBytes: Type.Integer({ minimum: 0 }),
-  sha256: Type.String({ description: 'Hex SHA-256 of the stored bytes.' }),
-  createdAt: Timestamp,
-  downloadUrl: Type.Union([Type.String(), Type.Null()], { description: 'Always null here; use the download endpoint.' }),
-});
 
 const DownloadSchema = Type.Object({
   mediaId: Uuid,

@@ -6,20 +6,14 @@ import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { operationRequestBodySchema, synchronousResultSchema } from '../../http/openapi-operations.js';
 import { WorkspaceHeaders } from '../../http/schemas.js';
-import { OperationRequestBody, type OperationRequest } from '../tools/routes.js';
+import { OperationRequestBody, type OperationRequest } from '../tools/schemas.js';
+import { QueuedJobSchema } from './schemas.js';
 import { startRun } from './service.js';
 import { lookup, validateIdempotencyKey } from '../idempotency/service.js';
 import { Timestamp } from '../../http/schemas.js';
 import { runWatcherOf } from '../../mcp/internal.js';
 
 const RunHeaders = Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]);
-
-export const QueuedJobSchema = Type.Object({
-  kind: Type.Literal('job'),
-  jobId: Type.String({ format: 'uuid' }),
-  status: Type.String(),
-  maximumCostMillicents: Type.Integer(),
-});
 
 const immediateFields = {
   kind: Type.Literal('result'),

@@ -1,5 +1,5 @@
 /** GET /v1/tools and POST /v1/estimates. */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
@@ -7,12 +7,7 @@ import { envelopeSchema, ok } from '../../http/envelope.js';
 import { operationRequestBodySchema } from '../../http/openapi-operations.js';
 import { WorkspaceHeaders } from '../../http/schemas.js';
 import { catalog, estimate } from './service.js';
-
-export const OperationRequestBody = Type.Object(
-  { operationId: Type.String({ minLength: 1, maxLength: 100 }), input: Type.Object({}, { additionalProperties: true }) },
-  { additionalProperties: false },
-);
-export type OperationRequest = Static<typeof OperationRequestBody>;
+import { OperationRequestBody, type OperationRequest } from './schemas.js';
 
 const ToolSchema = Type.Object({
   slug: Type.String(),
