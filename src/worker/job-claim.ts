@@ -24,6 +24,7 @@ import { recordChange } from '../modules/jobs/lifecycle.js';
 import { activeCounts, noteJobWrite, VERSION_COLUMNS, type JobRow } from '../modules/jobs/store.js';
 import { PLAN_DEFAULTS, resolveLimits } from '../modules/usage/plans.js';
 import { inTransaction } from '../db/group-commit.js';
+import { shareClaims } from './claim-shares.js';
 
 /**
  * SQL: the workspaces that run as many jobs as their running-jobs limit allows (the override,
@@ -119,18 +120,15 @@ async function claimOneByOne(deps: Deps, owner: string, max: number): Promise<Jo
       const { processing } = await activeCounts(trx, workspaceId);
       free.set(workspaceId, resolveLimits(ws).runningJobs - processing);
     }
-    // Then the slots are shared out in queue order, as claimBatched does.
+    // Then the slots are shared out in queue order (claim-shares.ts), as claimBatched does.
     const claimed: JobRow[] = [];
-    for (const job of found) {
-      if (claimed.length >= max) break;
-      const room = free.get(job.workspace_id)!;
-      if (room <= 0) continue;
+    for (const job of shareClaims(found, free, max)) {
       noteJobWrite(job.id);
+      // No row: the job left the queue (a cancel) between the read of candidates and the lock.
       const [row] = (await claimQuery(trx, owner, now + deps.config.jobLeaseMs, now, job.id)).rows;
       if (!row) continue;
       await recordChange(trx, row, now);
       claimed.push(row);
-      free.set(job.workspace_id, room - 1);
     }
     return claimed.sort(queueOrder);
   });
@@ -151,25 +149,26 @@ async function claimBatched(deps: Deps, owner: string, max: number): Promise<Job
   const inSql = jobChangesNotifiedInSql(deps.db);
   const claimed = await batchTransaction(deps, async (tx) => {
     const [found] = await tx.run([candidatesWithLimitsQuery(deps.db, now, max * 4)]);
-    const shares = new Map<string, { rows: JobRow[]; runningJobs: number; free: number }>();
-    let total = 0;
-    for (const c of found!.rows as { job: JobRow; plan: Plan; limits_json: string; processing: number | string }[]) {
-      if (total >= max) break;
-      let share = shares.get(c.job.workspace_id);
-      if (!share) {
-        const { runningJobs } = resolveLimits({ plan: c.plan, limitOverrides: JSON.parse(c.limits_json) as LimitOverrides });
-        shares.set(c.job.workspace_id, (share = { rows: [], runningJobs, free: runningJobs - Number(c.processing) }));
-      }
-      if (share.rows.length >= share.free) continue;
-      share.rows.push(c.job);
-      total++;
+    const rows = found!.rows as { job: JobRow; plan: Plan; limits_json: string; processing: number | string }[];
+    const runningJobs = new Map<string, number>();
+    const free = new Map<string, number>();
+    for (const c of rows) {
+      if (runningJobs.has(c.job.workspace_id)) continue;
+      const limit = resolveLimits({ plan: c.plan, limitOverrides: JSON.parse(c.limits_json) as LimitOverrides }).runningJobs;
+      runningJobs.set(c.job.workspace_id, limit);
+      free.set(c.job.workspace_id, limit - Number(c.processing));
+    }
+    const shares = new Map<string, JobRow[]>();
+    for (const job of shareClaims(rows.map((c) => c.job), free, max)) {
+      const share = shares.get(job.workspace_id);
+      if (share) share.push(job);
+      else shares.set(job.workspace_id, [job]);
     }
     const statements: CompiledQuery[] = [];
     for (const workspaceId of [...shares.keys()].sort()) {
       const share = shares.get(workspaceId)!;
-      if (share.rows.length === 0) continue;
-      for (const row of share.rows) noteJobWrite(row.id);
-      statements.push(lockWorkspaceQuery(deps.db, workspaceId), claimShareQuery(deps, owner, now, workspaceId, share.rows, share.runningJobs, inSql));
+      for (const row of share) noteJobWrite(row.id);
+      statements.push(lockWorkspaceQuery(deps.db, workspaceId), claimShareQuery(deps, owner, now, workspaceId, share, runningJobs.get(workspaceId)!, inSql));
     }
     const results = await tx.run(statements, { commit: true });
     return results.filter((_, i) => i % 2 === 1).flatMap((r) => (r.rows[0] as { jobs: JobRow[] }).jobs);
