@@ -1,7 +1,7 @@
 /**
- * The oracle of test/admin-fuzz.test.ts: the answer a generated admin request must get, predicted
- * from the database state before it (`predict`), what an accepted request must have done and
- * nothing else (`verifyAccepted`, row diffs per table; a created key authenticates with exactly
+ * The oracle of test/admin/admin-fuzz.test.ts: the answer a generated admin request must get,
+ * predicted from the database state before it (`predict`), what an accepted request must have done
+ * and nothing else (`verifyAccepted`, row diffs per table; a created key authenticates with exactly
  * what it was given), and the world the requests run in (users, organizations, workspaces).
  */
 import assert from 'node:assert/strict';

@@ -1,11 +1,11 @@
 /**
- * Generated admin requests for test/admin-fuzz.test.ts: values that know whether they are
+ * Generated admin requests for test/admin/admin-fuzz.test.ts: values that know whether they are
  * certainly valid, certainly invalid or unclear (names, emails, plans, amounts, times, hostnames,
  * provider keys, IP ranges, budgets, path ids), a plan for every admin endpoint, and the request a
  * plan makes against a snapshot of the database.
  *
  * ADMIN_FUZZ_RUNS (default 100) scales every property's number of runs (`runs`), also those of
- * test/job-stream-fuzz.test.ts and test/admin-reads-fuzz.test.ts.
+ * test/jobs/job-stream-fuzz.test.ts and test/admin/admin-reads-fuzz.test.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fc from 'fast-check';

@@ -1,8 +1,8 @@
 /**
- * What the admin fuzz tests (test/admin-fuzz.test.ts, test/admin-reads-fuzz.test.ts) read back
- * from an answer and from the database: the envelope of any answer (registered code and status),
- * snapshots of the tables an admin request may write with their row diffs, and what a snapshot
- * says (the row an id names, members, owners, managers, active keys, limits, credits).
+ * What the admin fuzz tests (test/admin/admin-fuzz.test.ts, test/admin/admin-reads-fuzz.test.ts)
+ * read back from an answer and from the database: the envelope of any answer (registered code and
+ * status), snapshots of the tables an admin request may write with their row diffs, and what a
+ * snapshot says (the row an id names, members, owners, managers, active keys, limits, credits).
  */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';

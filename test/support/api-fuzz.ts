@@ -1,10 +1,10 @@
 /**
- * Pieces shared by the fuzz tests of MCP (test/mcp-webhooks-fuzz.test.ts) and of webhooks
- * (test/webhook-fuzz.test.ts): their number of runs (MCP_FUZZ_RUNS, default 100), the REST error
- * envelope with a registered code and status, values nested thousands of levels deep and their
- * JSON text, the webhook signing secret's shape, the check that the other tenant's data never
- * appears in an answer, an upload of a one-pixel PNG, and generated properties that are left out
- * or of the wrong type.
+ * Pieces shared by the fuzz tests of MCP (test/mcp/mcp-fuzz.test.ts) and of webhooks
+ * (test/webhooks/webhook-fuzz.test.ts): their number of runs (MCP_FUZZ_RUNS, default 100), the REST
+ * error envelope with a registered code and status, values nested thousands of levels deep and
+ * their JSON text, the webhook signing secret's shape, the check that the other tenant's data never
+ * appears in an answer, an upload of a one-pixel PNG, and generated properties that are left out or
+ * of the wrong type.
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -1,8 +1,8 @@
 /**
- * The service side of test/jobs-model.test.ts: the running service (`Real`: its workspaces, keys
- * and secrets), requests through its API, and `checkAll`, which compares everything the API shows
- * (balances, allocations, jobs, ledger, events, budgets) with the model (test/support/jobs-model.ts)
- * after every command.
+ * The service side of test/jobs/jobs-model.test.ts: the running service (`Real`: its workspaces,
+ * keys and secrets), requests through its API, and `checkAll`, which compares everything the API
+ * shows (balances, allocations, jobs, ledger, events, budgets) with the model
+ * (test/support/jobs-model.ts) after every command.
  */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The commands of test/jobs-model.test.ts: runs (single and in bursts), cancels, retries, the
+ * The commands of test/jobs/jobs-model.test.ts: runs (single and in bursts), cancels, retries, the
  * worker (one job, a full drain, a worker that dies after K steps, lease recovery, housekeeping),
  * operator grants, budget changes and clock moves. Each command applies itself to the model
  * (test/support/jobs-model.ts) and to the service, compares the answer with the model's prediction

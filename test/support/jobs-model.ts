@@ -1,8 +1,9 @@
 /**
- * The model of test/jobs-model.test.ts: a small independent re-statement of the job lifecycle and
- * its money (operations, directives and prices restated from the contracts, not imported; budget
- * periods in UTC; allocations spent earliest expiry first, holds, the usage ledger, checkpoints,
- * leases and recoveries, stored Idempotency-Keys). The test file's header says what it checks.
+ * The model of test/jobs/jobs-model.test.ts: a small independent re-statement of the job lifecycle
+ * and its money (operations, directives and prices restated from the contracts, not imported;
+ * budget periods in UTC; allocations spent earliest expiry first, holds, the usage ledger,
+ * checkpoints, leases and recoveries, stored Idempotency-Keys). The test file's header says what it
+ * checks.
  */
 import assert from 'node:assert/strict';
 

@@ -1,10 +1,11 @@
 /**
- * Sample files for the media upload fuzz tests (test/media-fuzz.test.ts, test/media-mcp-fuzz.test.ts):
- * one real file of every accepted format (with whether a truncated copy or appended bytes must be
- * refused), magic bytes of accepted and refused formats, and payloads to append.
+ * Sample files for the media upload fuzz tests (test/media/media-fuzz.test.ts,
+ * test/media/media-mcp-fuzz.test.ts): one real file of every accepted format (with whether a
+ * truncated copy or appended bytes must be refused), magic bytes of accepted and refused formats,
+ * and payloads to append.
  */
 import { MEDIA_FORMATS, type FormatId } from '../../src/modules/media/formats.js';
-import * as files from '../media-support.js';
+import * as files from './media.js';
 
 // ---------------------------------------------------------------------------------------------
 // Real files

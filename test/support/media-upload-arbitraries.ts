@@ -1,7 +1,8 @@
 /**
- * Generated uploads for test/media-fuzz.test.ts and test/media-mcp-fuzz.test.ts: contents (random
- * bytes, magic bytes, real files flipped, truncated, padded or cut), declared types, hostile
- * filenames and their encodings, and multipart structures with the answer each must get.
+ * Generated uploads for test/media/media-fuzz.test.ts and test/media/media-mcp-fuzz.test.ts:
+ * contents (random bytes, magic bytes, real files flipped, truncated, padded or cut), declared
+ * types, hostile filenames and their encodings, and multipart structures with the answer each must
+ * get.
  */
 import fc from 'fast-check';
 import { MEDIA_FORMATS } from '../../src/modules/media/formats.js';

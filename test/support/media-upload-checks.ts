@@ -1,8 +1,8 @@
 /**
- * Requests and checks of the media upload fuzz tests (test/media-fuzz.test.ts,
- * test/media-mcp-fuzz.test.ts): sending an upload, a snapshot of everything an upload may leave
- * behind (rows, events, used bytes, every file under DATA_DIR/media), and `checkOutcome`, which
- * holds an answer to the promises listed in test/media-fuzz.test.ts.
+ * Requests and checks of the media upload fuzz tests (test/media/media-fuzz.test.ts,
+ * test/media/media-mcp-fuzz.test.ts): sending an upload, a snapshot of everything an upload may
+ * leave behind (rows, events, used bytes, every file under DATA_DIR/media), and `checkOutcome`,
+ * which holds an answer to the promises listed in test/media/media-fuzz.test.ts.
  *
  * MEDIA_FUZZ_RUNS (default 100) scales every property and MEDIA_FUZZ_SEED replays a run.
  */

@@ -1,7 +1,7 @@
 /**
  * multipart/form-data bodies built byte by byte (not with FormData), so the framing, the part
  * headers and the filename encodings (quoted, RFC 5987 `filename*`, both) can be anything a client
- * could send (test/media-fuzz.test.ts).
+ * could send (test/media/media-fuzz.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 

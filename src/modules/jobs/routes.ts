@@ -32,7 +32,7 @@ const JobMetadataFields = {
 export const JobMetadataSchema = Type.Object(JobMetadataFields);
 export const JobSnapshotSchema = Type.Object({ ...JobMetadataFields, output: Type.Object({}, { additionalProperties: true }) });
 
-/** Documents the route and is the serializer output-body.ts writes byte for byte (test/output-paging.test.ts). */
+/** Documents the route and is the serializer output-body.ts writes byte for byte (test/jobs/output-paging.test.ts). */
 export const OutputSchema = Type.Object({
   jobId: Uuid,
   encoding: Type.Literal('json'),
