@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts with node's test runner (TypeScript through tsx). The suite loops
 // over SQLite and PGlite, and over PostgreSQL too when TEST_DATABASE_URL is set.
-// Extra arguments are test files or name patterns: node scripts/run-tests.mjs test/usage.test.ts
+// Extra arguments are test files or name patterns: node scripts/run-tests.mjs test/money/usage.test.ts
 // The test-only certificate of test/fixtures/tls is trusted through NODE_EXTRA_CA_CERTS (read by
 // node at start-up only, hence here) so the webhook tests' HTTPS receiver is verified for real.
 import { readdirSync, statSync } from 'node:fs';

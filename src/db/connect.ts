@@ -161,8 +161,8 @@ export interface OpenOptions {
  * waiting for it through busy_timeout. A deferred BEGIN takes it at the first write, and when
  * another process on the same file (the CLI beside a live server) committed after the
  * transaction's first read, that upgrade fails at once with SQLITE_BUSY: no wait can make a stale
- * snapshot current (test/sqlite-transactions.test.ts). Within a process, group commit already runs
- * one write transaction at a time, so nothing waits longer than before.
+ * snapshot current (test/db/sqlite-transactions.test.ts). Within a process, group commit already
+ * runs one write transaction at a time, so nothing waits longer than before.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {

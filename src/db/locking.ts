@@ -9,7 +9,7 @@
  * row. With `FOR UPDATE`, a transaction that inserted a row referencing a workspace (a ledger
  * entry, an event) and then asked for the workspace's lock could deadlock with one that held the
  * lock first and waited behind that key-share lock (jobs/finish-batch.ts writes its records
- * before it takes the lock; test/job-races.test.ts caught the deadlock as a failed cancel).
+ * before it takes the lock; test/jobs/job-races.test.ts caught the deadlock as a failed cancel).
  */
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Capabilities } from './connect.js';

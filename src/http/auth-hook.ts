@@ -3,14 +3,14 @@
  * authenticates the key, authorizes workspace and scope, then charges the route's usage points
  * (or answers 429) and sets the RateLimit headers. Admin routes compare the admin token in
  * constant time. A refused request (401, 403, 429) writes nothing to the database, except the
- * rare suspension of an abusive key; test/auth.test.ts compares every table before and after.
+ * rare suspension of an abusive key; test/http/auth.test.ts compares every table before and after.
  *
  * Speed (npm run bench measures this path against a bare Fastify route): the hook is attached
  * per route when the route is declared (routes without auth run no hook at all), it is a
  * callback hook that stays synchronous while everything it needs is cached (key, workspace,
  * role, usage counters), and refusals are answered directly with a prebuilt envelope instead of
  * being thrown through Fastify's error path. The answers are byte-for-byte those of the error
- * handler (test/errors.test.ts).
+ * handler (test/http/errors.test.ts).
  *
  * RateLimit headers: every response of an authenticated key that may use the workspace it names
  * carries them, refusals included (403 FORBIDDEN_SCOPE, KEY_SUSPENDED, 429, handler errors).

@@ -2,9 +2,9 @@
  * The contract's own tables, written by hand from public-api-v1.md and decisions.md (never
  * imported from src/): the fourteen operation names, which are synchronous, the core input fields
  * of each operation with their bounds and defaults (decisions.md section 2), the plan defaults
- * (spec "Limits") and the Idempotency-Key window (decisions.md section 1). test/contract.test.ts
- * checks the service against them: what GET /v1/tools serves, and what estimates and runs accept
- * at each bound and one past it.
+ * (spec "Limits") and the Idempotency-Key window (decisions.md section 1).
+ * test/runs/contract.test.ts checks the service against them: what GET /v1/tools serves, and what
+ * estimates and runs accept at each bound and one past it.
  */
 
 /** Spec "What the service does": the stable Tool operation identifiers, in the spec's order. */

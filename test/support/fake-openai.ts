@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makePng, makeWav } from '../../src/providers/sim-files.js';
-import { mp3 } from '../media-support.js';
+import { mp3 } from './media.js';
 
 export interface RecordedFile {
   field: string;

@@ -1,8 +1,9 @@
 /**
  * The oracle and generators of the property tests of POST /v1/estimates and POST /v1/runs
- * (test/runs-fuzz.test.ts and test/runs-inputs-fuzz.test.ts; what they check is described there):
- * the fixture, the expected answer of every request from the contract alone, the footprint of a
- * request in the database, and the arbitraries of bodies and inputs near each published schema.
+ * (test/runs/runs-fuzz.test.ts and test/runs/runs-inputs-fuzz.test.ts; what they check is described
+ * there): the fixture, the expected answer of every request from the contract alone, the footprint
+ * of a request in the database, and the arbitraries of bodies and inputs near each published
+ * schema.
  *
  * Importing this module makes host names other than localhost fail to resolve (no network).
  */
@@ -26,7 +27,7 @@ import { assertLedgerInvariants } from './ledger.js';
 import { drain } from './jobs.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { SPEC_OPERATION_WEIGHTS } from './spec-weights.js';
-import { glb, mp4, png, upload, wav } from '../media-support.js';
+import { glb, mp4, png, upload, wav } from './media.js';
 
 export const RUNS = Math.max(1, Number(process.env.RUNS_FUZZ_RUNS) || 60);
 export const BODY_LIMIT = 1024 * 1024;

@@ -1,6 +1,6 @@
 /**
  * Turns the service's /openapi.json into the SDK's generated/openapi.ts with openapi-typescript.
- * Shared by the generation script and the drift test (test/sdk-types.test.ts), so both produce
+ * Shared by the generation script and the drift test (test/sdk/sdk-types.test.ts), so both produce
  * byte-identical text from the same document.
  */
 import openapiTS, { astToString } from 'openapi-typescript';
@@ -9,7 +9,7 @@ export const GENERATED_HEADER = [
   '/**',
   ' * Generated from the service\'s /openapi.json by openapi-typescript; do not edit.',
   ' * Regenerate with `npm run generate -w workspace-automation-sdk` (after `npm run build`);',
-  ' * test/sdk-types.test.ts fails when this file and the served document disagree.',
+  ' * test/sdk/sdk-types.test.ts fails when this file and the served document disagree.',
   ' */',
   '',
 ].join('\n');

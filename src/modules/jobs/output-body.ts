@@ -1,7 +1,7 @@
 /**
  * The response body of one complete-output page, written straight from the document's bytes.
  * Invariant: the bytes are exactly what the route's response schema serializer writes for the
- * same envelope (same fields, same order, same escaping); test/output-paging.test.ts compares
+ * same envelope (same fields, same order, same escaping); test/jobs/output-paging.test.ts compares
  * them with fast-json-stringify on every page of documents full of characters that need escaping.
  *
  * Why not the serializer: a fragment of multi-byte text went Buffer → string (UTF-8 decode) →

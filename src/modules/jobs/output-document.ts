@@ -11,7 +11,7 @@
  * renders at that signing time. The template is made from presentResult's own output, and only
  * after checking that this output equals the stored result everywhere except those two fields of
  * file references, and that signing them here gives presentResult's values; otherwise there is no
- * template and every read renders in full (test/output-paging.test.ts compares both ways).
+ * template and every read renders in full (test/jobs/output-paging.test.ts compares both ways).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.js';

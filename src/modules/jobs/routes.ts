@@ -14,7 +14,7 @@ import { cancelJob, getJob, listJobs, queueState, retryJob } from './service.js'
 import type { JobSnapshot } from './snapshot.js';
 
 
-/** Documents the route and is the serializer output-body.ts writes byte for byte (test/output-paging.test.ts). */
+/** Documents the route and is the serializer output-body.ts writes byte for byte (test/jobs/output-paging.test.ts). */
 export const OutputSchema = Type.Object({
   jobId: Uuid,
   encoding: Type.Literal('json'),

@@ -3,7 +3,8 @@
  * attempt and replay) and the `Service-Signature` header, `t=<unix seconds>,v1=<hex HMAC-SHA256>`
  * over `t + "." + body` with the webhook secret (the `whsec_…` string as UTF-8) as the key. Each
  * attempt is signed at its own send time, so a retry hours later passes a receiver's 5-minute
- * check; the scheme is Stripe's, so its libraries verify it (test/webhook-delivery.test.ts).
+ * check; the scheme is Stripe's, so its libraries verify it
+ * (test/webhooks/webhook-delivery.test.ts).
  */
 import { createHmac } from 'node:crypto';
 import { toIso } from '../../lib/clock.js';

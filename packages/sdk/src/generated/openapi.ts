@@ -1,7 +1,7 @@
 /**
  * Generated from the service's /openapi.json by openapi-typescript; do not edit.
  * Regenerate with `npm run generate -w workspace-automation-sdk` (after `npm run build`);
- * test/sdk-types.test.ts fails when this file and the served document disagree.
+ * test/sdk/sdk-types.test.ts fails when this file and the served document disagree.
  */
 export interface paths {
     "/v1/balance": {

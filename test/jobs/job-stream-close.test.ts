@@ -1,0 +1,40 @@
+/**
+ * Job streams end cleanly when the app closes (server shutdown: server.ts calls app.close()):
+ * open streams get no further frame, their responses end, their slots are released, and
+ * app.close() does not wait for the clients to hang up.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestContext, disposeTestContext } from '../support/harness.js';
+import { testDatabaseNames } from '../support/databases.js';
+import { seedTenant } from '../support/seed.js';
+import { run } from '../support/jobs.js';
+import { apiHeaders, baseUrl, frameReader, httpGet } from '../support/sse.js';
+
+for (const dbName of testDatabaseNames()) {
+  describe(`job streams on shutdown [${dbName}]`, () => {
+    test('app.close() ends every open stream (no further frame) and releases its slot', { timeout: 30_000 }, async () => {
+      const ctx = await createTestContext(dbName);
+      try {
+        ctx.deps.streamSettings.keepAliveMs = 600_000;
+        const t = await seedTenant(ctx.deps, { credits: 100_000 });
+        const res = await run(ctx, t, 'sprite.generate', { prompt: 'a knight', frames: 2, frameWidth: 16, frameHeight: 16 });
+        assert.equal(res.statusCode, 202, res.body);
+        const jobId = res.json().data.jobId;
+        const url = `${await baseUrl(ctx)}/v1/jobs/${jobId}/stream`;
+        const readers = [];
+        for (let i = 0; i < 2; i++) {
+          const reader = frameReader(await httpGet(url, apiHeaders(t, { accept: 'text/event-stream' })));
+          assert.equal((await reader.next())?.event, 'job');
+          readers.push(reader);
+        }
+        await ctx.app.close();
+        for (const reader of readers) assert.deepEqual(await reader.rest(2000), [], 'the stream ended without another frame');
+        const slots = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', t.workspace.id).execute();
+        assert.equal(slots.length, 0, 'slots released before the database closes');
+      } finally {
+        await disposeTestContext(ctx);
+      }
+    });
+  });
+}
