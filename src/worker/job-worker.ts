@@ -11,7 +11,7 @@ import type { JobRow } from '../modules/jobs/store.js';
 import { claimJobs, heartbeat } from './job-claim.js';
 import { WorkerShutdown } from '../providers/types.js';
 import { recoverExpiredLeases } from './job-recovery.js';
-import { PollLoop } from './poll-loop.js';
+import { PollLoop } from '../lib/poll-loop.js';
 
 export interface JobWorkerOptions {
   concurrency?: number;

@@ -9,7 +9,7 @@
  * under its lock, that re-reads what is due).
  */
 import type { Deps } from '../deps.js';
-import { PollLoop } from './poll-loop.js';
+import { PollLoop } from '../lib/poll-loop.js';
 import { sweepExpirations } from '../modules/billing/service.js';
 import { purgeExpired as purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
 import { deleteAllExpiredSlots } from '../modules/jobs/stream-store.js';

@@ -1,6 +1,6 @@
 /**
  * Starts the background workers of a process with a worker role (ROLE worker or all), each on
- * the shared poll loop (poll-loop.ts):
+ * the shared poll loop (lib/poll-loop.ts):
  * - the job worker claims queued jobs; a job admitted in this process wakes it at once
  *   (`deps.jobsWakeup`), those of other processes it finds by polling;
  * - the webhook delivery worker sends deliveries; those scheduled or replayed in this process

@@ -30,6 +30,7 @@ import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../sup
 import { TEST_SECRET_KEY } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { uniqueEmail } from '../support/seed.js';
+import { waitUntil } from '../support/wait.js';
 
 interface CliResult {
   code: number;
@@ -572,13 +573,16 @@ describe('built cli (dist/main.js)', () => {
       child.stderr.on('data', (d) => (output += d));
       const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
       try {
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          assert.ok(Date.now() < deadline, `${role} did not start:\n${output}`);
-          assert.equal(child.exitCode, null, `${role} exited early:\n${output}`);
-          if (output.includes('service started')) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await waitUntil(
+          () => {
+            assert.equal(child.exitCode, null, `${role} exited early:\n${output}`);
+            return output;
+          },
+          (o) => o.includes('service started'),
+          `${role} to start`,
+          30_000,
+          50,
+        );
         if (role === 'serve') {
           const res = await fetch(`http://127.0.0.1:${port}/healthz`);
           assert.equal(res.status, 200);

@@ -20,6 +20,7 @@ import { lockWorkspaceQuery } from '../../src/modules/accounts/store.js';
 import { writeAdmissionsQuery } from '../../src/modules/runs/admission-batch-store.js';
 import { writeFinishMoneyQuery } from '../../src/modules/jobs/finish-batch-store.js';
 import { isGuardFailure } from '../../src/db/guard.js';
+import { waitUntil } from '../support/wait.js';
 
 const IMAGE = (n: number | string) => ({ prompt: `batched image ${n}` });
 
@@ -128,11 +129,7 @@ describeEachDatabase('batched admission', (get) => {
     try {
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => run(ctx, t, 'image.generate', IMAGE(i))));
       for (const r of results) assert.equal(r.statusCode, 202, r.body);
-      const deadline = Date.now() + 60_000;
-      while ((await jobsOf(ctx, t.workspace.id)).some((j) => j.status !== 'completed')) {
-        assert.ok(Date.now() < deadline, 'jobs did not complete');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitUntil(() => jobsOf(ctx, t.workspace.id), (jobs) => jobs.every((j) => j.status === 'completed'), 'every job to complete', 60_000, 20);
     } finally {
       await worker.stop();
     }

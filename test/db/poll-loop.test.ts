@@ -1,8 +1,8 @@
-/** The workers' shared poll loop (src/worker/poll-loop.ts): rounds, notifies, pauses, stop. */
+/** The workers' shared poll loop (src/lib/poll-loop.ts): rounds, notifies, pauses, stop. */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { PollLoop, type RoundResult } from '../../src/worker/poll-loop.js';
+import { PollLoop, type RoundResult } from '../../src/lib/poll-loop.js';
 
 const HOUR = 3_600_000;
 const log = pino({ level: 'silent' });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { startCheckpointer } from '../../src/db/sqlite-checkpointer.js';
+import { waitUntil } from '../support/wait.js';
 
 function rowsInMainFile(dir: string): number {
   // The database file alone, without its WAL: only what a checkpoint has copied over. A copy
@@ -36,11 +37,7 @@ test('committed pages reach the database file through the background checkpointe
       assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 1_000_000, 'the writer only checkpoints past the safety threshold');
       const insert = db.prepare('insert into t (v) values (?)');
       for (let i = 0; i < 20; i++) db.transaction(() => { for (let j = 0; j < 100; j++) insert.run('x'.repeat(200)); })();
-      const deadline = Date.now() + 10_000;
-      while (rowsInMainFile(dir) !== 2000) {
-        assert.ok(Date.now() < deadline, `checkpointed ${rowsInMainFile(dir)} of 2000 rows`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitUntil(() => rowsInMainFile(dir), (n) => n === 2000, 'the checkpointer to move 2000 rows into the main file', 30_000, 25);
     } finally {
       await checkpointer.stop();
     }

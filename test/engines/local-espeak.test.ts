@@ -29,6 +29,7 @@ import type { LocalEngines } from '../../src/providers/local/engines.js';
 import type { LocalContext, OperationRoute } from '../../src/providers/types.js';
 import { ProviderError, type ProviderRun } from '../../src/providers/types.js';
 import type { OperationRouteSpec } from '../../src/providers/providers-file.js';
+import { waitFor } from '../support/wait.js';
 
 const PRICE = { perThousandCharactersMillicents: 777 };
 const CREDITS = 1_000_000;
@@ -73,14 +74,6 @@ function readWav(bytes: Buffer): { sampleRate: number; dataBytes: number; second
   return { sampleRate, dataBytes, seconds: dataBytes / byteRate };
 }
 
-/** Resolves once `ready()` holds, checking at every turn of the event loop's timers (a gate, not a fixed sleep). */
-async function until(ready: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error('gave up waiting');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** True while a process runs (a zombie awaiting its reaper counts as gone). */
 function running(pid: number): boolean {
@@ -397,7 +390,7 @@ describe('espeak-ng engine (unit)', () => {
     const ac = new AbortController();
     const attempt = engineWith({ espeak: { path: script, version: 'x', voices } }).run(job({ text: 'Hello', format: 'wav' }, ac.signal));
     // Gate: the program has started its child.
-    await until(() => existsSync(join(dir, 'cwd')));
+    await waitFor('espeak-ng to be started', () => existsSync(join(dir, 'cwd')), 10_000, 5);
     const reason = new Error('cancelled by the test');
     ac.abort(reason);
     await assert.rejects(attempt, (err: unknown) => err === reason);

@@ -26,6 +26,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { png, upload } from '../support/media.js';
 import { audioOnlyMp4, cutShort, lyingDuration, makeVideo, probeMedia, rotated90, scrambledMdat, truncatedMdat, zeroSized, type ProbedMedia } from '../support/videos.js';
+import { waitFor } from '../support/wait.js';
 
 // Every temporary directory of this file (the engine's work directories included) is made in a
 // directory of its own, so "none left behind" counts only this file's runs, not those of other
@@ -104,16 +105,6 @@ function assertNothingLeft(): void {
   assert.deepEqual(enginePrograms(), [], 'no ffmpeg or ffprobe of the engine is left running');
 }
 
-/** Waits for `check` to hold, looking every 20 ms, up to `timeoutMs`. */
-async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 for (const dbName of testDatabaseNames()) {
   describe(`ffmpeg engine: video.edit [${dbName}]`, { skip }, () => {

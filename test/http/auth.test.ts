@@ -22,6 +22,7 @@ import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { admin, call, describeEachDatabase, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, uniqueEmail } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
+import { waitUntil } from '../support/wait.js';
 
 type Res = LightMyRequestResponse;
 
@@ -586,12 +587,7 @@ describeEachDatabase('auth', (get) => {
         assertOk(await usage(p2.view, tenant.secret, tenant.workspace.id));
         await revokeKey(ctx.deps, tenant.key.id);
         // A state wait (ends at the first refusal): patient enough for a loaded machine.
-        const deadline = Date.now() + 30_000;
-        let res = await usage(p2.view, tenant.secret, tenant.workspace.id);
-        while (res.statusCode === 200 && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 10));
-          res = await usage(p2.view, tenant.secret, tenant.workspace.id);
-        }
+        const res = await waitUntil(() => usage(p2.view, tenant.secret, tenant.workspace.id), (r) => r.statusCode !== 200, 'the revoked key to be refused', 30_000, 10);
         assertError(res, 401, 'UNAUTHENTICATED');
       } finally {
         await p2.close();

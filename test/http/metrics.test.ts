@@ -25,7 +25,8 @@ import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { startMetricsListener } from '../../src/http/metrics-listener.js';
-import { distMissing, DIST_MAIN, PROCESS_SECRET_KEY, startServer, waitUntil } from '../support/processes.js';
+import { distMissing, DIST_MAIN, PROCESS_SECRET_KEY, startServer } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 import type { Database } from '../../src/db/schema.js';
 
 const receiver = HttpsReceiver.forThisFile();

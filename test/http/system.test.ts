@@ -11,6 +11,7 @@ import { runMaintenanceOnce, startMaintenance } from '../../src/worker/maintenan
 import { connect, type AddressInfo } from 'node:net';
 import { buildApp, requestId } from '../../src/app.js';
 import { isUuidV7 } from '../../src/lib/ids.js';
+import { waitUntil } from '../support/wait.js';
 
 /** One Prometheus text-format sample line: name{labels} value. */
 const SAMPLE_LINE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? -?([0-9.e+-]+|NaN|\+Inf|-Inf)$/;
@@ -81,10 +82,7 @@ describeEachDatabase('system endpoints', (get) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-    const until = async (pattern: RegExp) => {
-      for (let i = 0; i < 200 && !pattern.test(received); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.match(received, pattern);
-    };
+    const until = (pattern: RegExp) => waitUntil(() => received, (r) => pattern.test(r), `${pattern} on the socket`, 60_000, 25);
     const body = JSON.stringify({ email: 'drain@example.com', name: 'Drain' });
     socket.write(
       `POST /admin/v1/users HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_ADMIN_TOKEN}\r\nContent-Type: application/json\r\n` +

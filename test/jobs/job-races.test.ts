@@ -11,6 +11,7 @@ import { seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
+import { waitUntil } from '../support/wait.js';
 
 describeEachDatabase('jobs of one workspace racing', (get) => {
   test('admissions, completions and cancels interleave: every request answers, every job ends in exactly one terminal state, the ledger holds', async () => {
@@ -34,18 +35,18 @@ describeEachDatabase('jobs of one workspace racing', (get) => {
         );
         for (const c of cancels) assert.ok(c.statusCode === 200 || (c.statusCode === 409 && c.json().code === 'JOB_NOT_CANCELLABLE'), `${c.statusCode} ${c.body}`);
       }
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const open = await ctx.deps.db
-          .selectFrom('jobs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('workspace_id', '=', t.workspace.id)
-          .where('status', 'in', ['pending', 'processing'])
-          .executeTakeFirstOrThrow();
-        if (Number(open.n) === 0) break;
-        assert.ok(Date.now() < deadline, `${open.n} jobs still open`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const openJobs = async () =>
+        Number(
+          (
+            await ctx.deps.db
+              .selectFrom('jobs')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('workspace_id', '=', t.workspace.id)
+              .where('status', 'in', ['pending', 'processing'])
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      await waitUntil(openJobs, (n) => n === 0, 'every job of the workspace to end', 60_000, 20);
     } finally {
       await worker.stop();
     }

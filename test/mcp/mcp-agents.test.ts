@@ -14,6 +14,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { baseUrl, callTool, connectClient } from '../support/mcp-client.js';
 import { seedKey, seedTenant } from '../support/seed.js';
 import { balance, drain } from '../support/jobs.js';
+import { waitUntil } from '../support/wait.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello over MCP' }], maxTokens: 50 };
 
@@ -144,15 +145,13 @@ describeEachDatabase('MCP for agents', (get) => {
           params: { name: 'service_run_chat_generate', arguments: { workspaceId: t.workspace.id, messages: [{ role: 'user', content: 'slow [sim:delay=400]' }], idempotencyKey: key } },
         }),
       });
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // The answer is dropped once the run is admitted (its key is then in flight), not after a
+      // delay that a loaded machine may not have reached the server in.
+      const lookup = () => callTool(client, 'service_runs_lookup', { workspaceId: t.workspace.id, idempotencyKey: key });
+      await waitUntil(lookup, (r) => r.status === 200, 'the run to be admitted', 60_000, 20);
       abort.abort();
       await lost.catch(() => undefined);
-      let found;
-      for (let i = 0; i < 50; i++) {
-        found = await callTool(client, 'service_runs_lookup', { workspaceId: t.workspace.id, idempotencyKey: key });
-        if (found.status === 200 && found.body.data.state === 'completed') break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const found = await waitUntil(lookup, (r) => r.status === 200 && r.body.data.state === 'completed', 'the run to complete', 60_000, 50);
       assert.equal(found!.status, 200, JSON.stringify(found!.body));
       assert.equal(found!.body.code, 'PUBLIC_RUNS_LOOKUP');
       const data = found!.body.data;

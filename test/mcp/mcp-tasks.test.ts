@@ -19,7 +19,7 @@ import { gateAdapter } from '../support/gates.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { baseUrl, connectClient } from '../support/mcp-client.js';
-import { waitUntil } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 import { seedKey, seedTenant } from '../support/seed.js';
 
 const MUSIC = { prompt: 'a calm tune', durationSeconds: 5 };

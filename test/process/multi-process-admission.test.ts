@@ -21,7 +21,8 @@ import { sumOpenHolds } from '../../src/modules/billing/store.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, waitUntil, type ServerProcess } from '../support/processes.js';
+import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type ServerProcess } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const K = 7;
 const RUNS = 200;

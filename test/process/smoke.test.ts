@@ -18,6 +18,7 @@ import { acquireServerLock, LockHeldError, lockFileFor } from '../../src/process
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { onLogLines } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'smoke-admin-token-0123456789';
@@ -263,14 +264,11 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.equal(run.status, 202, JSON.stringify(runBody));
     const jobId = runBody.data.jobId as string;
     assert.ok(jobId, JSON.stringify(runBody));
-    const deadline = Date.now() + 15_000;
-    let status = '';
-    while (Date.now() < deadline) {
+    const readStatus = async () => {
       const job = (await (await fetch(`${base}/v1/jobs/${jobId}`, { headers })).json()) as any;
-      status = job.data?.status ?? job.data?.job?.status;
-      if (status === 'completed' || status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return (job.data?.status ?? job.data?.job?.status) as string;
+    };
+    const status = await waitUntil(readStatus, (s) => s === 'completed' || s === 'failed', 'the job to end', 60_000, 100);
     assert.equal(status, 'completed', 'the job worker ran the job to completion');
   });
 
@@ -288,13 +286,7 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.equal(revoke.status, 0, revoke.stderr);
     const headers = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId };
     // A state wait (ends at the first 401): patient enough for a loaded machine.
-    const deadline = Date.now() + 30_000;
-    let status = 0;
-    while (Date.now() < deadline) {
-      status = (await fetch(`${base}/v1/usage`, { headers })).status;
-      if (status === 401) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const status = await waitUntil(async () => (await fetch(`${base}/v1/usage`, { headers })).status, (s) => s === 401, 'the revoked key to be refused', 30_000, 50);
     assert.equal(status, 401, 'the revoked key is refused (auth epoch polled every 0.5 s)');
   });
 

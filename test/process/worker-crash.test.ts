@@ -24,7 +24,8 @@ import { systemClock } from '../../src/lib/clock.js';
 import { sumOpenHolds } from '../../src/modules/billing/store.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, waitUntil, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const STEPS = 5;
 const COST = 2_500; // below the hold (music.generate of 10 s holds 5000), so a step charged twice would show

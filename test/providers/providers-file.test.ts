@@ -36,7 +36,8 @@ import {
   priceFromParams,
   priceParamsFor,
 } from '../../src/providers/prices.js';
-import { distMissing, DIST_MAIN, onLogLines, startServer, waitUntil } from '../support/processes.js';
+import { distMissing, DIST_MAIN, onLogLines, startServer } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'was-providers-file-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -30,7 +30,8 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { mp3, mp4, png, sha256, upload, wav } from '../support/media.js';
-import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, waitUntil, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const OPERATOR_TOKEN = 'r8_operator_token_0123456789abcdef';
 const PERSONAL_TOKEN = 'r8_personal_token_fedcba9876543210';

@@ -7,7 +7,7 @@ import { call, admin, describeEachDatabase } from '../support/harness.js';
 import { seedKey, seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { assertError } from '../support/assertions.js';
-import { waitUntil } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 import { balance, drain, failedJob, getJob, run } from '../support/jobs.js';
 import { SPEC_OPERATION_WEIGHTS } from '../support/spec-weights.js';
 import { gateAdapter } from '../support/gates.js';

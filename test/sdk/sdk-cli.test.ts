@@ -23,6 +23,7 @@ import { CLI_MAIN, cli, describeEachServer, freePort, runCli, spawnCli } from '.
 import { progressReporter } from '../../packages/sdk/src/cli/progress.js';
 import type { Job } from '../../packages/sdk/src/types.js';
 import { listenTest } from '../support/sdk-listen.js';
+import { waitUntil } from '../support/wait.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -164,13 +165,12 @@ describeEachServer('was-client', (get) => {
       // has ended, in any database of the cluster (docs/decisions.md, "Event feed order is commit-safe"): other
       // tests' open transactions on the shared server can hold it back a while, so the tail is
       // read until the upload's event shows (the feed is complete, not instantaneous).
-      let events: { type: string; data: { media: { id: string } } }[] = [];
-      for (let attempt = 0; attempt < 120 && !events.some((e) => e.data.media.id === item.id); attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, 250));
+      const tailEvents = async () => {
         const tail = await runCli(['events', 'tail', '--types', 'media.created', '--json'], env);
         assert.equal(tail.code, 0, tail.stderr);
-        events = tail.stdout.trim() === '' ? [] : tail.stdout.trim().split('\n').map((l) => JSON.parse(l));
-      }
+        return (tail.stdout.trim() === '' ? [] : tail.stdout.trim().split('\n').map((l) => JSON.parse(l))) as { type: string; data: { media: { id: string } } }[];
+      };
+      const events = await waitUntil(tailEvents, (list) => list.some((e) => e.data.media.id === item.id), "the upload's media.created in the feed", 60_000, 250);
       assert.ok(events.length >= 1 && events.every((e) => e.type === 'media.created'));
       assert.ok(events.some((e) => e.data.media.id === item.id), 'the upload\'s media.created is in the feed');
       const human = await runCli(['events', 'tail', '--types', 'media.created'], env);

@@ -21,6 +21,7 @@ import { baseUrl } from '../support/sse.js';
 import { png } from '../support/media.js';
 import { createClient as createCoreClient, ConnectionError, IntegrityError, ServiceError, type Job } from '../../packages/sdk/src/index.js';
 import { createClient } from '../../packages/sdk/src/node.js';
+import { waitUntil } from '../support/wait.js';
 
 type FetchFn = typeof fetch;
 
@@ -274,7 +275,7 @@ describeSdkDatabases('SDK against the service', (get) => {
     assert.equal(run.kind, 'job');
     const seen: Job[] = [];
     const waiting = sdk.jobs.wait(run.kind === 'job' ? run.jobId : '', { onProgress: (j) => seen.push(j) });
-    while (streamRequests.length < 2) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(() => streamRequests.length, (n) => n >= 2, 'the SDK to open the stream again', 60_000, 10);
     await drain(ctx);
     const job = await waiting;
     assert.equal(job.status, 'completed');
@@ -297,7 +298,7 @@ describeSdkDatabases('SDK against the service', (get) => {
     const run = await sdk.runs.create('image.generate', { prompt: 'x' });
     const jobId = run.kind === 'job' ? run.jobId : '';
     const waiting = sdk.jobs.wait(jobId, { pollMinMs: 20, pollMaxMs: 50 });
-    while (!paths.includes(`/v1/jobs/${jobId}`)) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(() => paths, (p) => p.includes(`/v1/jobs/${jobId}`), 'the SDK to poll the job', 60_000, 10);
     await drain(ctx);
     const job = await waiting;
     assert.equal(job.status, 'completed');

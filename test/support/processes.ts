@@ -144,14 +144,3 @@ export async function seedTenantOverHttp(base: string, credits: number, limits?:
   return { workspaceId: workspace.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
 }
 
-/** Polls `read` until `done` holds (a state wait, not a sleep); throws with the last value on timeout. */
-export async function waitUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  while (Date.now() < deadline) {
-    last = await read();
-    if (done(last)) return last;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
-}

@@ -13,7 +13,8 @@ import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpJson, waitUntil } from './processes.js';
+import { httpJson } from './processes.js';
+import { waitUntil } from './wait.js';
 import { spawnCli, type ServiceUnderTest } from './sdk.js';
 import { verifyWebhook } from '../../packages/sdk/src/index.js';
 

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
-import { waitUntil } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 import { advancePastNextAttempt, createHook, verifySignature as verify, deliveryRows, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from '../support/webhooks.js';
 import { claimDeliveries, refreshWebhookState, type ClaimedDelivery } from '../../src/modules/webhooks/delivery-claim.js';
 import { finishSucceeded } from '../../src/modules/webhooks/delivery-store.js';

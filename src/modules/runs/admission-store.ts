@@ -11,7 +11,7 @@
  * of the workspace waits (five reads were five round trips). The lock must be a statement of its
  * own: a read that waits for the lock inside the same statement keeps the
  * snapshot it started with and would miss the holds the previous holder of the lock just
- * committed (READ COMMITTED takes a snapshot per statement; test/multi-process-admission.test.ts
+ * committed (READ COMMITTED takes a snapshot per statement; test/process/multi-process-admission.test.ts
  * admitted one job too many that way). On embedded SQLite the same figures
  * come from separate statements, each a few microseconds in-process (waiting jobs and open holds
  * from the trigger-kept totals, which PostgreSQL does not keep: migration 0006).

@@ -24,7 +24,7 @@ import { hostname } from 'node:os';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
-import { PollLoop, type RoundResult } from '../../worker/poll-loop.js';
+import { PollLoop, type RoundResult } from '../../lib/poll-loop.js';
 import { newId } from '../../lib/ids.js';
 import { recordOutcome, sendAttempt, type AttemptOutcome } from './delivery-attempt.js';
 import { claimDeliveries, recoverExpiredDeliveries, refreshWebhookState, releaseDelivery, type ClaimedDelivery } from './delivery-claim.js';

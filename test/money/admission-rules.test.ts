@@ -4,16 +4,16 @@
  * pure function against the contract's order (429 QUEUE_FULL for a queued job when the waiting
  * jobs fill the plan's limit, then funding by the workspace's own provider key, then 402
  * INSUFFICIENT_CREDITS unless spendable credits cover the maximum cost). The database paths that
- * call it are covered end to end by test/runs.test.ts, test/batching.test.ts,
- * test/multi-process-admission.test.ts and test/jobs.test.ts (retries).
+ * call it are covered end to end by test/runs/runs.test.ts, test/db/batching.test.ts,
+ * test/process/multi-process-admission.test.ts and test/jobs/jobs.test.ts (retries).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { AppError } from '../src/http/errors.js';
-import type { AuthContext } from '../src/modules/auth/types.js';
-import { decideAdmission } from '../src/modules/runs/admission-rules.js';
-import type { Plan } from '../src/modules/accounts/types.js';
+import { AppError } from '../../src/http/errors.js';
+import type { AuthContext } from '../../src/modules/auth/types.js';
+import { decideAdmission } from '../../src/modules/runs/admission-rules.js';
+import type { Plan } from '../../src/modules/accounts/types.js';
 
 /** Waiting-jobs limits of the spec's plan table (written from the spec, not read from src/). */
 const WAITING_LIMIT: Record<Plan, number> = { free: 3, starter: 50, pro: 100 };

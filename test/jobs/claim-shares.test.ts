@@ -2,13 +2,13 @@
  * The claim's decision (worker/claim-shares.ts), shared by the one-by-one claim and the batched
  * claim on PostgreSQL: candidates in queue order are taken while the claim has room and their
  * workspace has a free running slot (docs/decisions.md: claims share free slots in queue order).
- * The database paths are covered by test/jobs.test.ts (running-jobs limit), test/job-races.test.ts
- * and test/batching.test.ts.
+ * The database paths are covered by test/jobs/jobs.test.ts (running-jobs limit),
+ * test/jobs/job-races.test.ts and test/db/batching.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { shareClaims } from '../src/worker/claim-shares.js';
+import { shareClaims } from '../../src/worker/claim-shares.js';
 
 const job = (id: string, workspace_id: string) => ({ id, workspace_id });
 
