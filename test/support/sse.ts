@@ -78,6 +78,7 @@ export interface Frame {
   id?: string;
   data?: string;
   comment?: string;
+  retry?: string;
 }
 
 /** Reads SSE frames from a fetch response: `next()` gives the next frame, or undefined at the end of the stream. */
@@ -96,7 +97,7 @@ export function frameReader(res: Response) {
         const i = line.indexOf(':');
         const field = line.slice(0, i);
         const value = line.slice(i + 1).replace(/^ /, '');
-        if (field === 'event' || field === 'id' || field === 'data') frame[field] = value;
+        if (field === 'event' || field === 'id' || field === 'data' || field === 'retry') frame[field] = value;
       }
     }
     return frame;
