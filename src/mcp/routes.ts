@@ -216,7 +216,10 @@ async function openTaskStream(deps: Deps, hub: TaskNotificationHub, request: Fas
   if (hub.closing) return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
   reply.hijack();
   // A client that went away while the request waited closed the response before any listener existed.
-  if (reply.raw.destroyed || request.raw.destroyed) return reply;
+  if (reply.raw.destroyed || request.raw.destroyed) {
+    hub.releaseIfIdle();
+    return reply;
+  }
   reply.raw.on('close', () => stream.end('client'));
   reply.raw.on('error', () => stream.end('client'));
   stream.open(reply.getHeaders());

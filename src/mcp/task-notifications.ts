@@ -57,7 +57,7 @@ export const RECONNECT_AFTER_MS = 1000;
 export const STREAMS_PER_KEY = 10;
 /** Jobs whose last read version the hub remembers, and versions a stream remembers having sent. */
 const JOB_CACHE_MAX = 20_000;
-const SENT_MAX = 20_000;
+const SENT_MAX = 5_000;
 
 const EVENT_ID_RE = /^(\d{1,15})\.[0-9a-f]{12}\.\d{1,15}$/;
 
@@ -302,6 +302,11 @@ export class TaskNotificationHub {
     for (const t of this.timers) clearInterval(t);
     this.timers.length = 0;
     this.active = new Map();
+  }
+
+  /** After an open that did not become a stream (the client left): stop listening if nothing else needs the feed. */
+  releaseIfIdle(): void {
+    if (this.streams.size === 0 && this.opening === 0 && !this.subscribing) this.stopListening();
   }
 
   add(stream: TaskStatusStream): void {
