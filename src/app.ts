@@ -22,6 +22,7 @@ import type { Deps } from './deps.js';
 import { newId } from './lib/ids.js';
 import { requestLoggerFor } from './lib/logging.js';
 import { mcpRoutes } from './mcp/routes.js';
+import { decorateSynchronousJobObserver } from './mcp/internal.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
 import { operationComponentSchemas } from './http/openapi-operations.js';
@@ -347,6 +348,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
 
   registerAuthHook(app, deps);
+  decorateSynchronousJobObserver(app);
   const modules = [
     systemRoutes,
     workspaceRoutes,

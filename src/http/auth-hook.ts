@@ -38,6 +38,13 @@ declare module 'fastify' {
     auth?: AuthContext;
     /** The RouteMeta of the matched route, set by the auth hook (cheaper than routeOptions). */
     routeMeta?: RouteMeta;
+    /**
+     * Told the job id of the synchronous run this request starts, once it is admitted: set by the
+     * transport that replayed the request to follow the run (MCP progress; a getter decorated by
+     * mcp/internal.ts), undefined for every other request. Routes read it without knowing the
+     * transport.
+     */
+    readonly onSynchronousJob: ((jobId: string) => void) | undefined;
   }
 }
 

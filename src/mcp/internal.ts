@@ -6,6 +6,7 @@
  * process, so a client cannot claim the transport with the header.
  */
 import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual } from '../lib/crypto.js';
 
 export const MCP_INTERNAL_HEADER = 'x-mcp-internal';
@@ -38,8 +39,24 @@ export function watchRun(onJob: (jobId: string) => void): { headers: Record<stri
 }
 
 /** The watcher of a replayed run request, if the MCP call that sent it follows its job. */
-export function runWatcherOf(headers: Record<string, string | string[] | undefined>): ((jobId: string) => void) | undefined {
+function runWatcherOf(headers: Record<string, string | string[] | undefined>): ((jobId: string) => void) | undefined {
   if (!isInternalMcpRequest(headers[MCP_INTERNAL_HEADER])) return undefined;
   const token = headers[MCP_RUN_WATCH_HEADER];
   return typeof token === 'string' ? runWatchers.get(token) : undefined;
+}
+
+/**
+ * The seam through which a route hands the job id of a synchronous run to whoever follows it,
+ * without depending on the MCP transport: `request.onSynchronousJob` (declared with the other
+ * request fields in http/auth-hook.ts) is a getter this transport decorates every request with.
+ * It finds the watcher of a replayed MCP call by the headers above (never for a request without
+ * this process's internal secret), and is undefined otherwise. A getter costs nothing on requests
+ * that never read it.
+ */
+export function decorateSynchronousJobObserver(app: FastifyInstance): void {
+  app.decorateRequest('onSynchronousJob', {
+    getter(this: FastifyRequest) {
+      return runWatcherOf(this.headers);
+    },
+  });
 }

@@ -40,7 +40,10 @@ import type { ApiKey } from '../modules/auth/types.js';
 import { toolResult } from './results.js';
 import { watchRun } from './internal.js';
 import { replayRest } from './replay.js';
-import { originAllowed, transportRefusal } from './transport-rules.js';
+import { originAllowed, requestRevision, transportRefusal } from './transport-rules.js';
+import { parseTaskEventId, readableWorkspaces, taskHubs, RESUME_OVERLAP_MS, RESUME_WINDOW_MS, TaskNotificationHub, TaskStatusStream } from './task-notifications.js';
+import { acceptsEventStream } from '../modules/jobs/stream-service.js';
+import { isUuid } from '../lib/ids.js';
 import { registerTaskHandlers, taskForCall, withProgress } from './tasks.js';
 import type { McpTool } from './tools.js';
 import { buildToolTable, findTool, listedTools, taskCapable, type ToolOutcome, type ToolTable, type Validator } from './tool-table.js';
@@ -113,11 +116,122 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
 
-  // Stateless: there is no stream to open or session to end.
+  // The standing stream: task status notifications (task-notifications.ts).
+  const hub = new TaskNotificationHub(deps, deps.streamSettings);
+  taskHubs.set(root, hub);
+  app.addHook('preClose', (done) => {
+    hub.closeAll();
+    done();
+  });
+  const meta = { code: 'MCP', message: 'MCP', auth: 'none' } as const;
+  // A HEAD twin would open a stream for a response without a body.
+  app.get('/mcp', { exposeHeadRoute: false, config: { meta } }, (request, reply) => openTaskStream(deps, hub, request, reply));
+  // No session to end (DELETE), no body to a HEAD.
   const notAllowed = (request: FastifyRequest, reply: FastifyReply) =>
-    reply.status(405).header('Allow', 'POST').send(errorBody(request, 'INVALID_REQUEST', 'The MCP endpoint is stateless: send JSON-RPC messages with POST.'));
-  app.get('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, notAllowed);
-  app.delete('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, notAllowed);
+    reply.status(405).header('Allow', 'GET, POST').send(errorBody(request, 'INVALID_REQUEST', 'The MCP endpoint has no sessions: send JSON-RPC messages with POST, and open the task status stream with GET.'));
+  app.head('/mcp', { config: { meta } }, notAllowed);
+  app.delete('/mcp', { config: { meta } }, notAllowed);
+}
+
+/** The revision from which GET /mcp offers a stream: tasks, and so their status notifications, are new in it. */
+export const STANDING_STREAM_REVISION = '2025-11-25';
+
+/**
+ * GET /mcp: the standing SSE stream of task status notifications. Checked in this order, each
+ * refusal before anything of the stream is written: Origin (403 FORBIDDEN_ORIGIN),
+ * MCP-Protocol-Version (400 for an unknown revision; 405 for one before 2025-11-25, which has no
+ * tasks to notify, whoever asks), the key (401, 403 FORBIDDEN_IP, KEY_SUSPENDED,
+ * FORBIDDEN_TRANSPORT), Accept (406, as the SDK
+ * answers a POST), the workspace (X-Service-Workspace as on REST: 400 malformed, 403
+ * FORBIDDEN_WORKSPACE; without it every workspace of the key) and scope jobs:read (403
+ * FORBIDDEN_SCOPE), Last-Event-ID (400), shutdown (503), then the caps (429 CONCURRENCY_LIMITED).
+ */
+async function openTaskStream(deps: Deps, hub: TaskNotificationHub, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!originAllowed(request.headers.origin, deps.config.mcpAllowedOrigins)) {
+    return sendAppError(request, reply, new AppError('FORBIDDEN_ORIGIN', { details: { origin: request.headers.origin } }));
+  }
+  // What the method offers depends on the revision alone, whoever asks: checked before the key.
+  const header = request.headers['mcp-protocol-version'];
+  const refused = transportRefusal(header, undefined);
+  if (refused) return reply.status(refused.status).send(refused.body);
+  const revision = requestRevision(header, undefined);
+  if (revision < STANDING_STREAM_REVISION) {
+    return reply
+      .status(405)
+      .header('Allow', 'POST')
+      .send(errorBody(request, 'INVALID_REQUEST', `MCP ${revision} has no tasks, so the endpoint offers no stream to its clients (it sends task status notifications from ${STANDING_STREAM_REVISION}); send JSON-RPC messages with POST.`));
+  }
+  const key = await authenticate(deps, request);
+  if (key instanceof AppError) return sendAppError(request, reply, key);
+  if (!acceptsEventStream(request.headers.accept)) {
+    return reply.status(406).send({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Not Acceptable: the stream needs Accept: text/event-stream.' } });
+  }
+  const workspaceHeader = request.headers['x-service-workspace'];
+  const candidates = workspaceHeader === undefined ? key.workspaceIds : [workspaceHeader];
+  let workspaces: string[] | AppError;
+  if (workspaceHeader !== undefined && (typeof workspaceHeader !== 'string' || !isUuid(workspaceHeader))) {
+    workspaces = new AppError('INVALID_REQUEST', { message: 'The X-Service-Workspace header must hold one workspace UUID.' });
+  } else {
+    workspaces = await readableWorkspaces(deps, key, candidates as string[], request.ip);
+  }
+  if (workspaces instanceof AppError) return sendAppError(request, reply, (await recordAuthorizationFailure(deps, key, workspaces)) ?? workspaces);
+  let resumeFrom: number | undefined;
+  try {
+    resumeFrom = parseTaskEventId(request.headers['last-event-id']);
+  } catch (err) {
+    return sendAppError(request, reply, err as AppError);
+  }
+  if (hub.closing) return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
+  const over = hub.reserve(key, deps.config.streamsPerProcess);
+  if (over) {
+    const now = deps.clock.now();
+    const who = over.scope === 'service' ? 'This server' : 'This API key';
+    return sendAppError(request, reply, new AppError('CONCURRENCY_LIMITED', {
+      message: `${who} already has ${over.open} open MCP stream${over.open === 1 ? '' : 's'} (its limit is ${over.limit}); close one first.`,
+      retryAfter: 5,
+      details: { limit: 'STREAMS', scope: over.scope, streams: over.open, maximum: over.limit, resetsAt: new Date(now + 5000).toISOString() },
+    }));
+  }
+  const now = deps.clock.now();
+  // A position older than the window (or one from the future) starts the stream afresh.
+  const resumable = resumeFrom !== undefined && resumeFrom >= now - RESUME_WINDOW_MS && resumeFrom <= now + RESUME_OVERLAP_MS;
+  const position = resumable ? resumeFrom! : now;
+  let stream: TaskStatusStream;
+  try {
+    stream = new TaskStatusStream(hub, {
+      key,
+      credentials: { authorization: request.headers.authorization, ip: request.ip },
+      pinned: workspaceHeader === undefined ? undefined : (workspaces[0] as string),
+      workspaces,
+      floorMs: position - RESUME_OVERLAP_MS,
+      positionMs: position,
+      res: reply.raw,
+      log: request.log,
+    });
+    // Listening before the response starts: no change committed after the open is missed.
+    await hub.listen();
+  } finally {
+    hub.opened();
+  }
+  if (hub.closing) return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
+  reply.hijack();
+  // A client that went away while the request waited closed the response before any listener existed.
+  if (reply.raw.destroyed || request.raw.destroyed) {
+    hub.releaseIfIdle();
+    return reply;
+  }
+  reply.raw.on('close', () => stream.end('client'));
+  reply.raw.on('error', () => stream.end('client'));
+  stream.open(reply.getHeaders());
+  hub.add(stream);
+  if (resumable) {
+    await hub.replay(stream, position - RESUME_OVERLAP_MS).catch((err: unknown) => {
+      request.log.error({ err }, 'MCP task stream replay failed');
+      stream.end('error');
+    });
+  }
+  void hub.poll();
+  return reply;
 }
 
 /**

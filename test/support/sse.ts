@@ -42,17 +42,6 @@ export function apiHeaders(t: Pick<Tenant, 'secret' | 'workspace'>, extra: Recor
   return { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id, ...extra };
 }
 
-/** Resolves when `check` returns a truthy value (polled), or rejects after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 export interface ReceivedEvent {
   type: string;
   id: string;
@@ -78,6 +67,7 @@ export interface Frame {
   id?: string;
   data?: string;
   comment?: string;
+  retry?: string;
 }
 
 /** Reads SSE frames from a fetch response: `next()` gives the next frame, or undefined at the end of the stream. */
@@ -96,7 +86,7 @@ export function frameReader(res: Response) {
         const i = line.indexOf(':');
         const field = line.slice(0, i);
         const value = line.slice(i + 1).replace(/^ /, '');
-        if (field === 'event' || field === 'id' || field === 'data') frame[field] = value;
+        if (field === 'event' || field === 'id' || field === 'data' || field === 'retry') frame[field] = value;
       }
     }
     return frame;

@@ -15,8 +15,10 @@ export async function waitUntil<T>(read: () => T | Promise<T>, done: (value: T) 
   throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
 }
 
-/** Polls `check` until it gives a value (not undefined, null or false) and returns that value. */
-export async function waitFor<T>(what: string, check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 60_000, everyMs = 20): Promise<T> {
-  const value = await waitUntil(check, (v) => v !== undefined && v !== null && v !== false, what, timeoutMs, everyMs);
-  return value as T;
+type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
+
+/** Polls `check` until it gives a truthy value, and returns that value. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000, everyMs = 10): Promise<Truthy<T>> {
+  const value = await waitUntil(check, (v) => Boolean(v), what, timeoutMs, everyMs);
+  return value as Truthy<T>;
 }

@@ -29,6 +29,8 @@ import type { Database } from '../../db/schema.js';
 export const JOB_CHANGES_CHANNEL = 'job_changes';
 
 type Listener = () => void;
+/** Told the id of every changed job, or undefined when changes may have been lost (LISTEN reconnected). */
+type AnyListener = (jobId: string | undefined) => void;
 type AdapterKey = object;
 
 const feeds = new WeakMap<AdapterKey, JobChangeFeed>();
@@ -69,6 +71,7 @@ export interface JobChangeFeedOptions {
 
 export class JobChangeFeed {
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly anyListeners = new Set<AnyListener>();
   private readonly listener: PgListener | undefined;
   private readonly listenWaitMs: number;
   private closed = false;
@@ -129,18 +132,39 @@ export class JobChangeFeed {
     return unsubscribe;
   }
 
+  /**
+   * Calls `listener` with the id of every changed job, of any workspace (possibly more often than
+   * it changed), and with undefined when changes may have been lost (the LISTEN connection came
+   * back), so the listener reads again whatever it follows. Resolves as `subscribe` does; returns
+   * the unsubscribe. For followers of many jobs at once (the MCP endpoint's task notifications).
+   */
+  async subscribeAll(listener: AnyListener): Promise<() => void> {
+    this.anyListeners.add(listener);
+    const unsubscribe = () => {
+      this.anyListeners.delete(listener);
+    };
+    if (this.listener && !this.closed) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.listener.start(), new Promise<void>((resolve) => (timer = setTimeout(resolve, this.listenWaitMs)))]);
+      clearTimeout(timer);
+    }
+    return unsubscribe;
+  }
+
   /** Number of jobs with at least one subscriber in this process. */
   get subscribedJobs(): number {
     return this.listeners.size;
   }
 
   private wake(jobId: string): void {
+    for (const listener of [...this.anyListeners]) listener(jobId);
     const set = this.listeners.get(jobId);
     if (!set) return;
     for (const listener of [...set]) listener();
   }
 
   private wakeAll(): void {
+    for (const listener of [...this.anyListeners]) listener(undefined);
     for (const set of [...this.listeners.values()]) for (const listener of [...set]) listener();
   }
 
@@ -149,6 +173,7 @@ export class JobChangeFeed {
     this.closed = true;
     if (feeds.get(adapterOf(this.options.db)) === this) feeds.delete(adapterOf(this.options.db));
     this.listeners.clear();
+    this.anyListeners.clear();
     await this.listener?.close();
   }
 }

@@ -11,7 +11,6 @@ import { QueuedJobSchema } from './schemas.js';
 import { startRun } from './service.js';
 import { lookup, validateIdempotencyKey } from '../idempotency/service.js';
 import { Timestamp } from '../../http/schemas.js';
-import { runWatcherOf } from '../../mcp/internal.js';
 
 const RunHeaders = Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]);
 
@@ -104,8 +103,8 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
     },
     async (request, reply) => {
       const auth = requireAuth(request);
-      // An MCP tool call with a progressToken follows the job of its synchronous run (mcp/tasks.ts).
-      const watcher = auth.transport === 'mcp' ? runWatcherOf(request.headers) : undefined;
+      // A replayed call that follows the job of its synchronous run (MCP progress) is told its id.
+      const watcher = auth.transport === 'mcp' ? request.onSynchronousJob : undefined;
       const run = await startRun(deps, auth, {
         operationId: request.body.operationId,
         input: request.body.input as Record<string, unknown>,
