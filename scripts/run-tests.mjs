@@ -20,9 +20,13 @@ function find(dir) {
 const args = process.argv.slice(2);
 const files = args.length ? args : find('test').sort();
 const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
+// A hang guard, not a speed check: node applies it to each test and to each file as a whole. A
+// file runs its suites once per database, and its heaviest ones (the jobs model, the media fuzz)
+// took 300 s in all with two suites sharing two cores at once, so the guard sits well above that.
+const TEST_TIMEOUT_MS = 900_000;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', NODE_EXTRA_CA_CERTS: resolve('test/fixtures/tls/localhost.crt') } },
 );
 process.exit(result.status ?? 1);
