@@ -64,6 +64,8 @@ export interface Metrics {
   observeHousekeepingPass(ok: boolean, finishedAtMs: number): void;
   /** The number of job streams this process holds open (read at scrape time). */
   trackOpenStreams(count: () => number): void;
+  /** The number of standing MCP streams (GET /mcp) this process holds open (read at scrape time). */
+  trackOpenTaskStreams(count: () => number): void;
 }
 
 /** What the scrape-time gauges read: the database, its pool and the clock. */
@@ -289,6 +291,15 @@ export function createMetrics(options: { processMetrics: boolean; sources?: Metr
       this.set(openStreams());
     },
   });
+  let openTaskStreams: () => number = () => 0;
+  new Gauge({
+    name: 'mcp_task_streams_open',
+    help: 'Standing MCP streams (GET /mcp, task status notifications) this process holds open; STREAMS_PER_PROCESS caps them apart from job streams.',
+    registers: [registry],
+    collect() {
+      this.set(openTaskStreams());
+    },
+  });
 
   if (options.sources) registerDatabaseGauges(registry, options.sources, guards.operation);
 
@@ -335,6 +346,9 @@ export function createMetrics(options: { processMetrics: boolean; sources?: Metr
     },
     trackOpenStreams(count) {
       openStreams = count;
+    },
+    trackOpenTaskStreams(count) {
+      openTaskStreams = count;
     },
     observeRequest(method, route, status, seconds) {
       let byMethod = routes.get(route);

@@ -119,6 +119,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   // The standing stream: task status notifications (task-notifications.ts).
   const hub = new TaskNotificationHub(deps, deps.streamSettings);
   taskHubs.set(root, hub);
+  deps.metrics.trackOpenTaskStreams(() => hub.size);
   app.addHook('preClose', (done) => {
     hub.closeAll();
     done();

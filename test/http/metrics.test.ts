@@ -189,6 +189,7 @@ describeEachDatabase(
         credit_holds_open: 'gauge',
         http_429_responses_total: 'counter',
         job_streams_open: 'gauge',
+        mcp_task_streams_open: 'gauge',
         db_pool_connections_in_use: 'gauge',
         db_pool_connections_max: 'gauge',
         db_pool_waiting_requests: 'gauge',
@@ -202,7 +203,7 @@ describeEachDatabase(
       for (const name of ['jobs_waiting', 'jobs_running', 'jobs_oldest_waiting_age_seconds', 'webhook_deliveries_backlog', 'credits_reserved_millicents', 'housekeeping_lag_seconds']) {
         assert.match(m.help.get(name)!, /same for every process/, `${name} is global`);
       }
-      for (const name of ['jobs_finished_total', 'provider_calls_total', 'webhook_delivery_attempts_total', 'http_429_responses_total', 'job_streams_open', 'db_pool_connections_in_use']) {
+      for (const name of ['jobs_finished_total', 'provider_calls_total', 'webhook_delivery_attempts_total', 'http_429_responses_total', 'job_streams_open', 'mcp_task_streams_open', 'db_pool_connections_in_use']) {
         assert.match(m.help.get(name)!, /this process/, `${name} is per process`);
       }
     });
@@ -258,6 +259,26 @@ describeEachDatabase(
       request.destroy();
       await waitFor('the stream to close', async () => value(await scrape(ctx), 'job_streams_open') === 0);
       await drain(ctx);
+    });
+
+    test('mcp_task_streams_open counts the standing MCP streams (GET /mcp) this process holds open, apart from job streams', async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps, { credits: 500_000 });
+      assert.equal(value(await scrape(ctx), 'mcp_task_streams_open'), 0);
+      const { response, request } = streamGet(`${await baseUrl(ctx)}/mcp`, {
+        accept: 'text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        authorization: `Bearer ${t.secret}`,
+        'x-service-workspace': t.workspace.id,
+      });
+      const res = await response;
+      assert.equal(res.status, 200);
+      await frameReader(res).next(); // the priming event: the stream is open
+      const open = await scrape(ctx);
+      assert.equal(value(open, 'mcp_task_streams_open'), 1);
+      assert.equal(value(open, 'job_streams_open'), 0, 'not counted as a job stream');
+      request.destroy();
+      await waitFor('the stream to close', async () => value(await scrape(ctx), 'mcp_task_streams_open') === 0);
     });
 
     test('db_pool gauges: the pool size, and a connection held by a transaction is in use', async () => {

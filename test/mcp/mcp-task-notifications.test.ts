@@ -18,6 +18,8 @@ import { createDeps } from '../../src/deps.js';
 import { openTaskStreams, RECONNECT_AFTER_MS, STREAMS_PER_KEY } from '../../src/mcp/task-notifications.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { claimJobs } from '../../src/worker/job-claim.js';
+import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { admin, describeEachDatabase, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
 import { baseUrl } from '../support/mcp-client.js';
@@ -90,6 +92,28 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
       await drain(ctx);
       await waitFor('failed notification', () => w.of(failedId).some((n) => n.status === 'failed'));
       assert.match(w.of(failedId).at(-1)!.statusMessage!, /^Job failed: /);
+    } finally {
+      await w.client.close();
+    }
+    await waitFor('the stream closed with the client', () => openTaskStreams(ctx.app) === 0);
+  });
+
+  test('a requeued task is notified: a job whose worker lost its lease goes back to the queue (working, "Job waiting in the queue"), then runs to completion; one notification per status change', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const w = await watchingClient(ctx, t.secret);
+    try {
+      const jobId = await queued(ctx, t);
+      const [claimed] = await claimJobs(ctx.deps, 'lost-worker', 1);
+      assert.equal(claimed?.id, jobId);
+      await waitFor('the processing notification', () => w.of(jobId).some((n) => n.statusMessage?.startsWith('Job running')));
+      ctx.clock.advance(ctx.config.jobLeaseMs + 1);
+      assert.equal(await recoverExpiredLeases(ctx.deps), 1);
+      await waitFor('the requeue notification', () => w.of(jobId).some((n) => n.statusMessage === 'Job waiting in the queue'));
+      await drain(ctx);
+      await waitFor('the completed notification', () => w.of(jobId).some((n) => n.status === 'completed'));
+      const seen = w.of(jobId).map((n) => `${n.status}:${n.statusMessage}`);
+      assert.deepEqual(seen, ['working:Job running (0%)', 'working:Job waiting in the queue', 'working:Job running (0%)', 'completed:Job completed'], seen.join(' | '));
     } finally {
       await w.client.close();
     }
