@@ -25,6 +25,8 @@ import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
+import { claimJobs } from '../../src/worker/job-claim.js';
+import { executeJob } from '../../src/modules/jobs/executor.js';
 
 const PRICE = { perRunMillicents: 700, perFrameMillicents: 250 };
 const CREDITS = 1_000_000;
@@ -500,6 +502,34 @@ for (const dbName of testDatabaseNames()) {
       assert.equal(replicate.creations, 2, 'no frame is drawn after the cancel');
       const job = await getJob(predicted, t, jobId);
       assert.equal(job.costMillicents, PRICE.perRunMillicents + PRICE.perFrameMillicents);
+      assert.equal((await balance(predicted, t)).reservedMillicents, 0);
+      await assertLedgerInvariants(predicted.deps, t.workspace.id);
+    });
+
+    test('a cancel wins over the attempt it stops: the attempt, told by the provider that its prediction was cancelled, is already fenced out and cannot fail the job first', async () => {
+      const t = await seedTenant(predicted.deps, { credits: CREDITS });
+      replicate.next({ output: [replicate.putFile('first.png', makePng(20, 20, 510))] });
+      replicate.next({ hold: true });
+      const res = await run(predicted, t, 'sprite.generate', { prompt: 'a lamp swinging', frames: 3, frameWidth: 16, frameHeight: 16 });
+      assert.equal(res.statusCode, 202, res.body);
+      const jobId = res.json().data.jobId as string;
+      const [claimed] = await claimJobs(predicted.deps, 'worker-under-test', 1);
+      assert.equal(claimed?.id, jobId);
+      const attempt = executeJob(predicted.deps, claimed!, new AbortController().signal);
+      await replicate.waitFor(() => replicate.creations === 2 && replicate.calls('get').some((r) => r.path.endsWith(replicate.last!.id)), 'the second frame’s prediction to be polled');
+      // The provider answers the cancel only after the attempt has seen its prediction cancelled
+      // and ended (the order a slow provider gives): the attempt's finish comes first.
+      let attemptEnded: Awaited<typeof attempt> | undefined;
+      replicate.beforeCancelAnswer = async () => {
+        attemptEnded = await attempt;
+      };
+      const cancel = await call(predicted, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
+      assert.equal(cancel.statusCode, 200, cancel.body);
+      assert.equal(cancel.json().data.status, 'cancelled');
+      assert.equal(attemptEnded?.status, 'lost', 'the attempt could write nothing: it was fenced out before the provider was asked');
+      const job = await getJob(predicted, t, jobId);
+      assert.deepEqual([job.status, job.errorCode], ['cancelled', null]);
+      assert.equal(job.costMillicents, PRICE.perRunMillicents + PRICE.perFrameMillicents, 'one frame drawn');
       assert.equal((await balance(predicted, t)).reservedMillicents, 0);
       await assertLedgerInvariants(predicted.deps, t.workspace.id);
     });

@@ -74,6 +74,8 @@ export class FakeReplicate {
   creations = 0;
   /** The script of predictions created while `queue` is empty. */
   defaultScript: PredictionScript = {};
+  /** Awaited after a cancel marked its prediction cancelled and before it is answered (a slow provider). */
+  beforeCancelAnswer: ((id: string) => Promise<void>) | undefined;
   private readonly queue: PredictionScript[] = [];
   private readonly answers = new Map<CallKind, ScriptedAnswer[]>();
   private readonly files = new Map<string, Buffer>();
@@ -143,6 +145,7 @@ export class FakeReplicate {
     this.queue.length = 0;
     this.answers.clear();
     this.defaultScript = {};
+    this.beforeCancelAnswer = undefined;
   }
 
   /** Waits (polling the fake's own state) until `done` holds. */
@@ -278,6 +281,7 @@ export class FakeReplicate {
         p.status = 'canceled';
         p.cancelledAt = Date.now();
       }
+      if (this.beforeCancelAnswer) await this.beforeCancelAnswer(p.id);
       return send(200, this.present(p));
     }
     send(404, { detail: 'Not found.' });

@@ -62,7 +62,15 @@ export async function cancelJob(deps: Deps, workspaceId: string, jobId: string):
     const row = await requireJob(deps, workspaceId, jobId);
     if (row.status === 'cancelled') return toSnapshot(deps, row);
     if (row.status === 'completed' || row.status === 'failed') throw new AppError('JOB_NOT_CANCELLABLE');
-    // Remote work of a running attempt is stopped first and what the provider reports as consumed
+    let leaseToken: number | null = null;
+    if (row.status === 'processing') {
+      // The running attempt is fenced out first: told by the provider that its work was cancelled,
+      // it could otherwise finish the job as failed before this cancel does (and the user's
+      // cancel would be answered 409). Fenced, it can write nothing more to the job.
+      if (!(await store.fenceJob(deps.db, jobId, Number(row.lease_token)))) continue;
+      leaseToken = Number(row.lease_token) + 1;
+    }
+    // Remote work of a running attempt is stopped next and what the provider reports as consumed
     // is charged with the cancel, while the hold still covers it.
     const remote = row.status === 'processing' ? await cancelRemoteWork(deps, row) : 0;
     const maximum = Math.max(0, Number(row.max_cost_mc) - Number(row.cost_mc));
@@ -70,7 +78,8 @@ export async function cancelJob(deps: Deps, workspaceId: string, jobId: string):
       workspaceId,
       status: 'cancelled',
       from: [row.status],
-      leaseToken: null,
+      // Processing: only while no one else took the job since the fence (a recovery, a new claim).
+      leaseToken,
       consumedMillicents: Math.min(maximum, readCheckpoint(row).attemptCost + remote),
     });
     if (done) return toSnapshot(deps, done);

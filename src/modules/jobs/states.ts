@@ -26,7 +26,8 @@ export const TERMINAL_STATUSES: readonly TerminalStatus[] = ['completed', 'faile
  * Allowed changes, from → to:
  * - pending → processing: a worker claims the job (a new lease token); a synchronous run is
  *   admitted directly as processing under its 'sync' lease.
- * - pending → cancelled, processing → cancelled: POST /v1/jobs/{id}/cancel (fences).
+ * - pending → cancelled, processing → cancelled: POST /v1/jobs/{id}/cancel (fences; a processing
+ *   job's attempt is fenced out before the provider is asked to stop its work, store.fenceJob).
  * - processing → processing: progress and checkpoints under the lease.
  * - processing → completed | failed: the worker under its lease; a recovery (WORKER_LOST) under
  *   the expired lease's token; a synchronous run past its timeout.

@@ -166,6 +166,23 @@ export async function activeJobs(db: Db, workspaceId: string, limit: number): Pr
 }
 
 /**
+ * Fences out the attempt running a job without changing anything a reader sees (no new version):
+ * a new lease token, while the job is still processing under `leaseToken`. False when the job
+ * moved on (finished, recovered, fenced by someone else).
+ */
+export async function fenceJob(db: Db, id: string, leaseToken: number): Promise<boolean> {
+  noteJobWrite(id);
+  const r = await db
+    .updateTable('jobs')
+    .set((eb) => ({ lease_token: eb('lease_token', '+', 1) }))
+    .where('id', '=', id)
+    .where('status', '=', 'processing')
+    .where('lease_token', '=', leaseToken)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/**
  * Conditional update: applies `patch` (and bumps the version) only while the job is in one of
  * `from` and, when `leaseToken` is given, still holds that lease. Returns the new row or undefined.
  * `addCost` adds charged millicents to cost_mc in the same statement (a finish's settlement).
