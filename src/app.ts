@@ -32,6 +32,7 @@ import type { RouteMeta } from './http/route-meta.js';
 import { validatorCompiler } from './http/validation.js';
 import { systemRoutes } from './http/system-routes.js';
 import { catalogueRoutes } from './http/route-catalogue.js';
+import { ConnectionDrain } from './http/connection-drain.js';
 import { workspaceRoutes } from './modules/accounts/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
@@ -301,8 +302,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
 
   // Callback-style hooks: on the hot path they are cheaper than async ones.
+  const drain = new ConnectionDrain(app.server);
   app.addHook('preClose', (done) => {
     closing = true;
+    drain.start();
     done();
   });
   app.addHook('onRequest', (request, reply, done) => {

@@ -8,7 +8,8 @@ import { seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { runMaintenanceOnce, startMaintenance } from '../../src/worker/maintenance.js';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { DRAIN_CHECK_MS } from '../../src/http/connection-drain.js';
 import { buildApp, requestId } from '../../src/app.js';
 import { isUuidV7 } from '../../src/lib/ids.js';
 import { waitUntil } from '../support/wait.js';
@@ -102,6 +103,33 @@ describeEachDatabase('system endpoints', (get) => {
     assert.match(drained, /\r\nretry-after: 1\r\n/i);
     assert.match(drained, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
     assert.match(drained, /"code":"UNAVAILABLE"/);
+  });
+
+  test('while draining, a connection with no request in progress is closed within two drain checks (a silent spare connection, a stalled request head); one that sends its request meanwhile gets 503 UNAVAILABLE; the stop waits for neither', async () => {
+    const ctx = get();
+    const app = await buildApp(ctx.deps);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const open = (): Promise<Socket> => new Promise((resolve) => { const s = connect(port, '127.0.0.1', () => resolve(s)); });
+    const [silent, stalled, late] = await Promise.all([open(), open(), open()]);
+    const closedAt = new Map<Socket, number>();
+    for (const s of [silent, stalled, late]) s.on('error', () => {}).on('close', () => closedAt.set(s, Date.now()));
+    let received = '';
+    late.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    stalled.write('GET /healthz HTTP/1.1\r\nHo');
+    await waitUntil(() => new Promise<number>((r) => app.server.getConnections((_, n) => r(n))), (n) => n === 3, 'the server holds the three connections', 10_000, 10);
+
+    const started = Date.now();
+    const closing = app.close();
+    late.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    // Node alone kept such connections (and the stop) open for about 70 s.
+    const stopped = await Promise.race([closing.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 15_000).unref())]);
+    assert.ok(stopped, 'app.close() returned within 15 s');
+    assert.ok(Date.now() - started < 2 * DRAIN_CHECK_MS + 2000, `app.close() took ${Date.now() - started} ms`);
+    await waitUntil(() => closedAt.size, (n) => n === 3, 'every client saw its connection closed', 10_000, 10);
+    for (const s of [silent, stalled]) assert.ok(closedAt.get(s)! - started >= DRAIN_CHECK_MS, 'a connection had at least one drain check to send a request');
+    assert.match(received, /^HTTP\/1\.1 503[\s\S]*"code":"UNAVAILABLE"/, 'the request sent while draining was answered');
+    assert.match(received, /\r\nconnection: close\r\n/i);
   });
 
   test('worker maintenance settles expired credit allocations and leaves the ledger consistent', async () => {

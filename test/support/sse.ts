@@ -1,6 +1,6 @@
 /** Helpers for job-stream tests: a listening app, an EventSource with API headers, a raw SSE frame reader. */
 import { EventSource } from 'eventsource';
-import { request, type ClientRequest } from 'node:http';
+import { request, type Agent, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TestContext } from './harness.js';
@@ -22,11 +22,15 @@ export function httpGet(url: string, headers: Record<string, string>): Promise<R
   return streamGet(url, headers).response;
 }
 
-/** httpGet with its request (to abort it); a header value may be a list, sent as several header lines. */
-export function streamGet(url: string, headers: Record<string, string | string[]>): { response: Promise<Response>; request: ClientRequest } {
+/**
+ * httpGet with its request (to abort it); a header value may be a list, sent as several header
+ * lines. With a keep-alive `agent` the connection stays open after the response, as a pooled
+ * client's does (the shutdown tests: the server must close it).
+ */
+export function streamGet(url: string, headers: Record<string, string | string[]>, agent: Agent | false = false): { response: Promise<Response>; request: ClientRequest } {
   let req!: ClientRequest;
   const response = new Promise<Response>((resolve, reject) => {
-    req = request(url, { headers, agent: false }, (res) => {
+    req = request(url, { headers, agent }, (res) => {
       const out = new Headers();
       for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out.set(name, Array.isArray(value) ? value.join(', ') : value);
       const body = res.statusCode === 204 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
