@@ -291,6 +291,13 @@ export interface StreamSlotsTable {
   expires_at_ms: number;
 }
 
+/** A standing MCP stream (GET /mcp) of a key, in any API process; counts while expires_at_ms is ahead. */
+export interface McpStreamSlotsTable {
+  id: string;
+  key_id: string;
+  expires_at_ms: number;
+}
+
 /** Waiting and running jobs and open holds of a workspace, kept by triggers (migration 0006; SQLite only). */
 export interface WorkspaceTotalsTable {
   workspace_id: string;
@@ -322,6 +329,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   notifications: NotificationsTable;
   stream_slots: StreamSlotsTable;
+  mcp_stream_slots: McpStreamSlotsTable;
   workspace_totals: WorkspaceTotalsTable;
 }
 

@@ -120,10 +120,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   const hub = new TaskNotificationHub(deps, deps.streamSettings);
   taskHubs.set(root, hub);
   deps.metrics.trackOpenTaskStreams(() => hub.size);
-  app.addHook('preClose', (done) => {
-    hub.closeAll();
-    done();
-  });
+  app.addHook('preClose', () => hub.closeAll());
   const meta = { code: 'MCP', message: 'MCP', auth: 'none' } as const;
   // A HEAD twin would open a stream for a response without a body.
   app.get('/mcp', { exposeHeadRoute: false, config: { meta } }, (request, reply) => openTaskStream(deps, hub, request, reply));
@@ -132,6 +129,17 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     reply.status(405).header('Allow', 'GET, POST').send(errorBody(request, 'INVALID_REQUEST', 'The MCP endpoint has no sessions: send JSON-RPC messages with POST, and open the task status stream with GET.'));
   app.head('/mcp', { config: { meta } }, notAllowed);
   app.delete('/mcp', { config: { meta } }, notAllowed);
+}
+
+/** 429 CONCURRENCY_LIMITED for a stream over the process's cap (scope service) or its key's (scope key, every process). */
+function streamsLimited(deps: Deps, over: { scope: 'service' | 'key'; open: number; limit: number }): AppError {
+  const now = deps.clock.now();
+  const who = over.scope === 'service' ? 'This server' : 'This API key';
+  return new AppError('CONCURRENCY_LIMITED', {
+    message: `${who} already has ${over.open} open MCP stream${over.open === 1 ? '' : 's'} (its limit is ${over.limit}); close one first.`,
+    retryAfter: 5,
+    details: { limit: 'STREAMS', scope: over.scope, streams: over.open, maximum: over.limit, resetsAt: new Date(now + 5000).toISOString() },
+  });
 }
 
 /** The revision from which GET /mcp offers a stream: tasks, and so their status notifications, are new in it. */
@@ -183,15 +191,19 @@ async function openTaskStream(deps: Deps, hub: TaskNotificationHub, request: Fas
     return sendAppError(request, reply, err as AppError);
   }
   if (hub.closing) return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
-  const over = hub.reserve(key, deps.config.streamsPerProcess);
-  if (over) {
-    const now = deps.clock.now();
-    const who = over.scope === 'service' ? 'This server' : 'This API key';
-    return sendAppError(request, reply, new AppError('CONCURRENCY_LIMITED', {
-      message: `${who} already has ${over.open} open MCP stream${over.open === 1 ? '' : 's'} (its limit is ${over.limit}); close one first.`,
-      retryAfter: 5,
-      details: { limit: 'STREAMS', scope: over.scope, streams: over.open, maximum: over.limit, resetsAt: new Date(now + 5000).toISOString() },
-    }));
+  const over = hub.reserve(deps.config.streamsPerProcess);
+  if (over) return sendAppError(request, reply, streamsLimited(deps, over));
+  let slotId: string;
+  try {
+    const slot = await hub.takeSlot(key);
+    if (!('slotId' in slot)) {
+      hub.opened();
+      return sendAppError(request, reply, streamsLimited(deps, slot));
+    }
+    slotId = slot.slotId;
+  } catch (err) {
+    hub.opened();
+    throw err;
   }
   const now = deps.clock.now();
   // A position older than the window (or one from the future) starts the stream afresh.
@@ -206,18 +218,26 @@ async function openTaskStream(deps: Deps, hub: TaskNotificationHub, request: Fas
       workspaces,
       floorMs: position - RESUME_OVERLAP_MS,
       positionMs: position,
+      slotId,
       res: reply.raw,
       log: request.log,
     });
     // Listening before the response starts: no change committed after the open is missed.
     await hub.listen();
+  } catch (err) {
+    hub.releaseSlot(slotId);
+    throw err;
   } finally {
     hub.opened();
   }
-  if (hub.closing) return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
+  if (hub.closing) {
+    hub.releaseSlot(slotId);
+    return sendAppError(request, reply, new AppError('UNAVAILABLE', { message: 'The server is shutting down; retry the request.', retryAfter: 1 }));
+  }
   reply.hijack();
   // A client that went away while the request waited closed the response before any listener existed.
   if (reply.raw.destroyed || request.raw.destroyed) {
+    hub.releaseSlot(slotId);
     hub.releaseIfIdle();
     return reply;
   }

@@ -43,6 +43,8 @@ import { activeJobHeads, endedJobIds, jobHead, uuidV7Floor, versionsOf, type Tim
 import type { JobMetadata } from '../modules/jobs/snapshot.js';
 import { SSE_HEADERS } from '../modules/jobs/stream-writer.js';
 import type { StreamSettings } from '../modules/jobs/stream-settings.js';
+import { newId } from '../lib/ids.js';
+import * as slots from './task-stream-store.js';
 import { taskOf } from './tasks.js';
 
 /** How far before a stream's position changes are offered again on resume (commit order and clocks of several processes differ). */
@@ -53,7 +55,7 @@ export const RESUME_WINDOW_MS = 10 * 60_000;
 export const RESUME_MAX_ENDED = 1000;
 /** The `retry` field: how long a client waits before reconnecting after the server closed the stream. */
 export const RECONNECT_AFTER_MS = 1000;
-/** Standing streams of one key in one process. */
+/** Standing streams of one key, in all API processes together (a slot row each, task-stream-store.ts). */
 export const STREAMS_PER_KEY = 10;
 /** Jobs whose last read version the hub remembers, and versions a stream remembers having sent. */
 const JOB_CACHE_MAX = 20_000;
@@ -111,11 +113,13 @@ export interface TaskStreamInit {
   floorMs: number;
   /** The position of the first event id. */
   positionMs: number;
+  /** The stream's slot row (its key's cap, counted across processes). */
+  slotId: string;
   res: ServerResponse;
   log: FastifyBaseLogger;
 }
 
-export type TaskStreamEndReason = 'client' | 'slow-client' | 'unauthorized' | 'shutdown' | 'error';
+export type TaskStreamEndReason = 'client' | 'slow-client' | 'unauthorized' | 'slot-lost' | 'shutdown' | 'error';
 
 export class TaskStatusStream {
   readonly tag = randomBytes(6).toString('hex');
@@ -141,6 +145,10 @@ export class TaskStatusStream {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  get slotId(): string {
+    return this.init.slotId;
   }
 
   private nextId(): string {
@@ -270,13 +278,47 @@ export class TaskNotificationHub {
     return this.streams.size;
   }
 
-  /** Counts a stream about to open against the process's and the key's caps; the refusal's scope when over. */
-  reserve(key: ApiKey, processMax: number): { scope: 'service' | 'key'; open: number; limit: number } | undefined {
+  /** Counts a stream about to open against the process's cap; the refusal when over. The caller calls `opened()` once its open succeeded or failed. */
+  reserve(processMax: number): { scope: 'service'; open: number; limit: number } | undefined {
     if (this.streams.size + this.opening >= processMax) return { scope: 'service', open: this.streams.size + this.opening, limit: processMax };
-    const byKey = [...this.streams].filter((s) => s.key.id === key.id).length;
-    if (byKey >= STREAMS_PER_KEY) return { scope: 'key', open: byKey, limit: STREAMS_PER_KEY };
     this.opening++;
     return undefined;
+  }
+
+  /**
+   * A slot of the key's cap (STREAMS_PER_KEY, its streams in every process), or the refusal when
+   * the key holds them all. Slots of a process whose heartbeat stopped stop counting after the
+   * slot lifetime.
+   */
+  async takeSlot(key: ApiKey): Promise<{ slotId: string } | { scope: 'key'; open: number; limit: number }> {
+    const now = this.deps.clock.now();
+    const slotId = newId();
+    const r = await slots.takeSlot(this.deps.db, this.deps.caps, { id: slotId, keyId: key.id, expiresAtMs: now + this.settings.slotTtlMs }, STREAMS_PER_KEY, now);
+    return r.taken ? { slotId } : { scope: 'key', open: r.open, limit: STREAMS_PER_KEY };
+  }
+
+  /** Slot releases under way (a stop waits for them before the database closes). */
+  private readonly releasing = new Set<Promise<void>>();
+
+  /** Frees a slot (its stream ended, or its open did not become a stream); a failure leaves it to expire. */
+  releaseSlot(slotId: string): void {
+    const done = slots
+      .deleteSlot(this.deps.db, slotId)
+      .catch((err: unknown) => this.deps.log.warn({ err }, 'MCP stream slot release failed (it expires on its own)'))
+      .finally(() => this.releasing.delete(done));
+    this.releasing.add(done);
+  }
+
+  /** Extends every slot of this process's streams (every heartbeatMs); a stream whose slot is gone ends (its client reconnects and is counted again). */
+  async heartbeat(): Promise<void> {
+    const streams = [...this.streams];
+    if (streams.length === 0) return;
+    try {
+      const alive = await slots.extendSlots(this.deps.db, streams.map((s) => s.slotId), this.deps.clock.now() + this.settings.slotTtlMs);
+      for (const s of streams) if (!alive.has(s.slotId)) s.end('slot-lost');
+    } catch (err) {
+      this.deps.log.warn({ err }, 'MCP stream slot heartbeat failed');
+    }
   }
 
   opened(): void {
@@ -324,11 +366,12 @@ export class TaskNotificationHub {
       });
       every(this.settings.pollMs, () => void this.poll());
       every(this.settings.authCheckMs, () => this.checkAuth());
+      every(this.settings.heartbeatMs, () => void this.heartbeat());
     }
   }
 
   remove(stream: TaskStatusStream): void {
-    this.streams.delete(stream);
+    if (this.streams.delete(stream)) this.releaseSlot(stream.slotId);
     this.coveredCache = undefined;
     if (this.streams.size === 0 && this.opening === 0 && !this.subscribing) this.stopListening();
   }
@@ -336,7 +379,7 @@ export class TaskNotificationHub {
   /** The workspaces some stream covers (kept until a stream opens, ends or is re-authorized). */
   private coveredCache: Set<string> | undefined;
 
-  private covered(): Set<string> {
+  covered(): ReadonlySet<string> {
     if (this.coveredCache) return this.coveredCache;
     const out = new Set<string>();
     for (const s of this.streams) for (const w of s.workspaces) out.add(w);
@@ -445,10 +488,11 @@ export class TaskNotificationHub {
     for (const stream of [...this.streams]) void stream.reauthorize(this.deps);
   }
 
-  /** Server shutdown: every stream gets its resume id and reconnect delay, then its response ends. */
-  closeAll(): void {
+  /** Server shutdown: every stream gets its resume id and reconnect delay, then its response ends; resolves once their slots are freed. */
+  async closeAll(): Promise<void> {
     this.closing = true;
     for (const stream of [...this.streams]) stream.end('shutdown');
     this.stopListening();
+    await Promise.all([...this.releasing]);
   }
 }

@@ -13,6 +13,7 @@ import { PollLoop } from '../lib/poll-loop.js';
 import { sweepExpirations } from '../modules/billing/service.js';
 import { purgeExpired as purgeExpiredIdempotencyKeys } from '../modules/idempotency/service.js';
 import { deleteAllExpiredSlots } from '../modules/jobs/stream-store.js';
+import { deleteExpiredSlots as deleteExpiredMcpStreamSlots } from '../mcp/task-stream-store.js';
 import { purgeExpiredEvents } from '../modules/events/retention.js';
 import { raiseExpiryNotices } from '../modules/alerts/service.js';
 
@@ -44,6 +45,7 @@ async function maintenancePass(deps: Deps, shouldStop: () => boolean): Promise<n
   if (!shouldStop()) {
     await purgeExpiredIdempotencyKeys(deps);
     await deleteAllExpiredSlots(deps.db, deps.clock.now());
+    await deleteExpiredMcpStreamSlots(deps.db, deps.clock.now());
     await raiseExpiryNotices(deps);
   }
   for (let i = 0; i < MAX_BATCHES_PER_PASS && !shouldStop(); i++) {

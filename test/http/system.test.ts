@@ -144,7 +144,7 @@ describeEachDatabase('system endpoints', (get) => {
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
 
-  test('worker maintenance deletes idempotency records past 24 h and stream slots whose heartbeat stopped', async () => {
+  test('worker maintenance deletes idempotency records past 24 h and stream slots (job and MCP streams) whose heartbeat stopped', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
     const now = ctx.clock.now();
@@ -163,11 +163,20 @@ describeEachDatabase('system endpoints', (get) => {
         { id: 'slot-live', workspace_id: t.workspace.id, key_id: t.key.id, job_id: 'j', expires_at_ms: now + 30_000 },
       ])
       .execute();
+    await ctx.deps.db
+      .insertInto('mcp_stream_slots')
+      .values([
+        { id: 'mcp-dead', key_id: t.key.id, expires_at_ms: now - 1 },
+        { id: 'mcp-live', key_id: t.key.id, expires_at_ms: now + 30_000 },
+      ])
+      .execute();
     await runMaintenanceOnce(ctx.deps);
     const keys = await ctx.deps.db.selectFrom('idempotency_keys').select('idem_key').where('workspace_id', '=', t.workspace.id).execute();
     assert.deepEqual(keys.map((k) => k.idem_key), ['fresh']);
     const slots = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', t.workspace.id).execute();
     assert.deepEqual(slots.map((r) => r.id), ['slot-live']);
+    const mcpSlots = await ctx.deps.db.selectFrom('mcp_stream_slots').select('id').where('key_id', '=', t.key.id).execute();
+    assert.deepEqual(mcpSlots.map((r) => r.id), ['mcp-live'], 'and the MCP streams’ slots likewise');
   });
 
   test('event retention: maintenance deletes events older than EVENT_RETENTION_DAYS with their finished deliveries, never one still being delivered', async () => {

@@ -291,7 +291,7 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
     assert.equal(openTaskStreams(ctx.app), 0, 'no refusal left a stream open');
   });
 
-  test('limits and lifetime: keep-alive comments that also move the resume id; at most STREAMS_PER_KEY streams per key in a process (429 CONCURRENCY_LIMITED, scope key); a revoked key’s stream ends; server stop ends every stream with its resume id and retry, without waiting for clients', async () => {
+  test('limits and lifetime: keep-alive comments that also move the resume id; at most STREAMS_PER_KEY streams per key (429 CONCURRENCY_LIMITED, scope key); a revoked key’s stream ends; server stop ends every stream with its resume id and retry, without waiting for clients', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
     const saved = { ...ctx.deps.streamSettings };

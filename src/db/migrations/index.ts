@@ -12,6 +12,7 @@ import * as retryCostBound from './0009-retry-cost-bound.js';
 import * as streamSlotsByKey from './0010-stream-slots-by-key.js';
 import * as keyRollAndAdjustments from './0011-key-roll-and-adjustments.js';
 import * as alerts from './0012-alerts.js';
+import * as mcpStreamSlots from './0013-mcp-stream-slots.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010-stream-slots-by-key': streamSlotsByKey,
   '0011-key-roll-and-adjustments': keyRollAndAdjustments,
   '0012-alerts': alerts,
+  '0013-mcp-stream-slots': mcpStreamSlots,
 };

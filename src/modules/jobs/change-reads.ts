@@ -24,16 +24,22 @@ export async function jobHead(db: Db, jobId: string): Promise<JobHead | undefine
   return row && { id: row.id, workspaceId: row.workspace_id, status: row.status, version: Number(row.version) };
 }
 
+/** Workspaces per statement of activeJobHeads: well under SQLite's and PostgreSQL's bounds on parameters, however many workspaces a process's streams cover. */
+export const WORKSPACES_PER_READ = 500;
+
 /** Jobs waiting or running in these workspaces (bounded by the plans' waiting and running limits). */
 export async function activeJobHeads(db: Db, workspaceIds: readonly string[]): Promise<JobHead[]> {
-  if (workspaceIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('jobs')
-    .select(['id', 'workspace_id', 'status', 'version'])
-    .where('workspace_id', 'in', [...workspaceIds])
-    .where('status', 'in', ['pending', 'processing'])
-    .execute();
-  return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id, status: row.status, version: Number(row.version) }));
+  const out: JobHead[] = [];
+  for (let i = 0; i < workspaceIds.length; i += WORKSPACES_PER_READ) {
+    const rows = await db
+      .selectFrom('jobs')
+      .select(['id', 'workspace_id', 'status', 'version'])
+      .where('workspace_id', 'in', workspaceIds.slice(i, i + WORKSPACES_PER_READ))
+      .where('status', 'in', ['pending', 'processing'])
+      .execute();
+    for (const row of rows) out.push({ id: row.id, workspaceId: row.workspace_id, status: row.status, version: Number(row.version) });
+  }
+  return out;
 }
 
 export interface TimedVersion {
