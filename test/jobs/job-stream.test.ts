@@ -6,6 +6,7 @@
  */
 import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { sql } from 'kysely';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
@@ -339,6 +340,30 @@ describeEachDatabase('job streams (SSE)', (get) => {
     assert.equal(frame?.comment, 'keep-alive');
     assert.equal(frame?.event, undefined);
     await reader.cancel();
+  });
+
+  test('a client that stops reading is cut off once more than maxBufferedBytes wait unsent, and its slot is freed; what was sent before arrives whole', async () => {
+    const ctx = get();
+    reset();
+    Object.assign(ctx.deps.streamSettings, { keepAliveMs: 20, maxBufferedBytes: 512 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const jobId = await queuedJob(ctx, t);
+    let serverSide: Socket | undefined;
+    const url = await baseUrl(ctx);
+    ctx.app.server.once('connection', (socket: Socket) => (serverSide = socket));
+    const reader = frameReader(await httpGet(`${url}/v1/jobs/${jobId}/stream`, apiHeaders(t, SSE)));
+    assert.equal((await reader.next())?.event, 'job');
+    assert.equal(await slotCount(ctx, t.workspace.id), 1);
+    // The socket stops taking bytes, as when the client's and the kernel's buffers are full: the
+    // keep-alive comments now wait in the process until they pass the bound.
+    serverSide!.cork();
+    await waitFor('the slow client’s slot freed', async () => (await slotCount(ctx, t.workspace.id)) === 0);
+    serverSide!.uncork();
+    const rest = await reader.rest(10_000);
+    // Each comment is 14 bytes and its chunk framing 7 more: over 512 bytes took about 25.
+    assert.ok(rest.length > 512 / 21, `the buffered keep-alives arrive (${rest.length}), then the response ends`);
+    assert.ok(rest.every((f) => f.comment === 'keep-alive'));
+    reset();
   });
 
   test('a change made through the API (cancel) reaches the stream through the change feed, and the stream then closes', async () => {
