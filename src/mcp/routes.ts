@@ -57,6 +57,25 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   let tools: ToolTable | undefined;
   const toolTable = () => (tools ??= buildToolTable(listRoutes(root)));
 
+  // A JSON body holding a "__proto__" key, or a "constructor" key with "prototype", is refused
+  // whole on REST (400 INVALID_REQUEST). Here it is read without those keys and marked, so a
+  // tool call in it gets the tool error an argument outside the schema gets (the same code and
+  // status as the REST route's answer) instead of an answer that is not JSON-RPC.
+  const strictJson = app.getDefaultJsonParser('error', 'error');
+  const withoutPrototypeKeys = app.getDefaultJsonParser('remove', 'remove');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    strictJson(request, body as string, (err, value) => {
+      if (!err) return done(null, value);
+      withoutPrototypeKeys(request, body as string, (again, cleaned) => {
+        if (again) return done(err, undefined);
+        prototypeKeys.add(request);
+        done(null, cleaned);
+      });
+    });
+  });
+
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
     // A browser page of another origin (DNS rebinding) is refused before the key is read.
     if (!originAllowed(request.headers.origin, deps.config.mcpAllowedOrigins)) {
@@ -83,6 +102,11 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     }));
     server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
       const name = call.params.name;
+      if (prototypeKeys.has(request)) {
+        return toolError('INVALID_REQUEST', 'The message holds a "__proto__" key, or a "constructor" key with "prototype", which is refused (as REST refuses such a body); nothing was run.', {
+          errors: [{ pointer: '/', message: 'must not hold the keys "__proto__" or "constructor.prototype"' }],
+        });
+      }
       const entry = findTool(deps, key, toolTable(), name);
       if (call.params.task && !(entry && taskCapable(entry.tool))) {
         throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (only runs and retries do); call it without "task".`);
@@ -130,6 +154,9 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   app.head('/mcp', { config: { meta } }, notAllowed);
   app.delete('/mcp', { config: { meta } }, notAllowed);
 }
+
+/** Requests whose JSON body held prototype keys (read without them; their tool calls are refused). */
+const prototypeKeys = new WeakSet<FastifyRequest>();
 
 /** 429 CONCURRENCY_LIMITED for a stream over the process's cap (scope service) or its key's (scope key, every process). */
 function streamsLimited(deps: Deps, over: { scope: 'service' | 'key'; open: number; limit: number }): AppError {

@@ -214,6 +214,36 @@ describeEachDatabase('MCP transport', (get) => {
     }
   });
 
+  test('a message holding a "__proto__" key or "constructor.prototype" (refused whole on REST, 400 INVALID_REQUEST): its tool calls get that refusal as a tool error and run nothing; other requests are answered', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const post = (payload: string, url = '/mcp') =>
+      ctx.app.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    const rest = await post(`{"operationId":"chat.generate","input":{"messages":[{"role":"user","content":"hi"}]},"__proto__":{"x":1}}`, '/v1/estimates');
+    assert.deepEqual([rest.statusCode, rest.json().code], [400, 'INVALID_REQUEST'], 'REST refuses the body whole');
+    const jobsBefore = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const bodies = [
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"service_balance_get","arguments":{"workspaceId":"${t.workspace.id}","__proto__":{"limit":1}}}}`,
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"service_run_chat_generate","arguments":{"workspaceId":"${t.workspace.id}","messages":[{"role":"user","content":"hi","constructor":{"prototype":{"x":1}}}]}}}`,
+    ];
+    for (const body of bodies) {
+      const res = await post(body);
+      assert.equal(res.statusCode, 200, res.body);
+      const rpc = res.json();
+      assert.equal(rpc.id, 7);
+      assert.equal(rpc.result.isError, true);
+      assert.equal(rpc.result._meta.httpStatus, 400);
+      assert.equal(JSON.parse(rpc.result.content[0].text).code, 'INVALID_REQUEST');
+    }
+    const jobsAfter = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    assert.equal(jobsAfter.length, jobsBefore.length, 'nothing ran');
+    const listed = await post(`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"__proto__":{"x":1}}}`);
+    assert.equal(listed.statusCode, 200);
+    assert.ok(listed.json().result.tools.length > 0, 'a request without arguments is answered');
+    const broken = await post(`{"jsonrpc":"2.0","id":9,"method":"tools/list"`);
+    assert.deepEqual([broken.statusCode, broken.json().code], [400, 'INVALID_REQUEST'], 'a body that is not JSON is still refused');
+  });
+
   test(`service_media_upload takes the file as base64 (at most ${MCP_UPLOAD_MAX_BASE64} characters) with the REST upload's checks; service_jobs_output pages a result as REST does`, async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
