@@ -95,11 +95,13 @@ export async function runServer(config: Config): Promise<void> {
     },
     'service started',
   );
-  logProviders(deps);
+  const stopEngineProbe = logProviders(deps);
 
   shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
+    // A probe still in flight must not log after "stopped".
+    stopEngineProbe();
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('graceful shutdown timed out; exiting');
@@ -128,7 +130,6 @@ export async function runServer(config: Config): Promise<void> {
   if (requested) void shutdown(requested);
 }
 
-/** One line on what does the paid work: a warning when nothing real does, else the operation map. */
 /** A moment after start-up: the probe's child processes must not compete with it (issue 19). */
 const ENGINE_PROBE_DELAY_MS = 2000;
 
@@ -139,23 +140,34 @@ function logEngines(deps: Deps, engines: Awaited<ReturnType<typeof probeEngines>
   );
 }
 
-function logProviders(deps: Deps): void {
+/**
+ * One line on what does the paid work: a warning when nothing real does, else the operation map;
+ * and one on the local engine programs. Returns what a stop calls so that no line of the probe
+ * comes after the stop's last one.
+ */
+function logProviders(deps: Deps): () => void {
   const { providers, log, config } = deps;
+  let stopProbe = () => {};
   // Which local engines this machine could run: probed at start-up when the file maps one (and
   // known now), else probed for this log line alone, in the background after start-up.
   if (Object.keys(providers.engines).length > 0) {
     logEngines(deps, providers.engines);
   } else {
+    let wanted = true;
     const timer = setTimeout(() => {
       probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath })
-        .then((engines) => logEngines(deps, engines))
-        .catch((err: unknown) => log.warn({ err }, 'could not probe the local engine programs'));
+        .then((engines) => wanted && logEngines(deps, engines))
+        .catch((err: unknown) => wanted && log.warn({ err }, 'could not probe the local engine programs'));
     }, ENGINE_PROBE_DELAY_MS);
     timer.unref();
+    stopProbe = () => {
+      wanted = false;
+      clearTimeout(timer);
+    };
   }
   if (providers.allSimulated) {
     log.warn('no PROVIDERS_FILE: every paid operation except link.preview runs on the simulated provider (no real work, still charged)');
-    return;
+    return stopProbe;
   }
   const routes: Record<string, string> = {};
   for (const op of OPERATIONS) {
@@ -163,4 +175,5 @@ function logProviders(deps: Deps): void {
     routes[op.id] = route ? `${route.providerName}${route.model ? ` (${route.model})` : ''}` : 'not offered';
   }
   log.info({ providersFile: deps.config.providersFile, simulated: providers.file?.simulated, operations: routes }, 'providers');
+  return stopProbe;
 }
