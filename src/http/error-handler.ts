@@ -29,6 +29,17 @@ export function sendAppError(request: FastifyRequest, reply: FastifyReply, err: 
   return reply.status(err.status).send(errorBody(request, err.code, err.message, err.details));
 }
 
+/**
+ * The refusal of a JSON body holding a "__proto__" key, or a "constructor" key with "prototype"
+ * (keys that could reach an object's prototype): well-formed JSON, refused whole.
+ */
+export function prototypeKeyRefusal(): AppError {
+  return new AppError('INVALID_REQUEST', {
+    message: 'The body holds a "__proto__" key, or a "constructor" key with "prototype", which is refused.',
+    details: { errors: [{ in: 'body', pointer: '/', message: 'must not hold the keys "__proto__" or "constructor.prototype"' }] },
+  });
+}
+
 function fromFastifyError(err: FastifyError): AppError | undefined {
   if (err.validation) {
     const where = err.validationContext ?? 'request';

@@ -92,6 +92,26 @@ describeEachDatabase('error handling', (get) => {
     assert.match(body.message, /JSON/);
   });
 
+  test('a JSON body with a "__proto__" key or constructor.prototype is refused whole, 400 INVALID_REQUEST naming the keys, and nothing is written', async () => {
+    const ctx = get();
+    const users = async () => (await ctx.deps.db.selectFrom('users').select('id').execute()).length;
+    const before = await users();
+    for (const payload of [
+      '{"email": "p1@example.com", "name": "P", "__proto__": {"admin": true}}',
+      '{"email": "p2@example.com", "name": "P", "nested": {"constructor": {"prototype": {"admin": true}}}}',
+    ]) {
+      const res = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': 'application/json' }, payload });
+      const body = assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+      assert.match(body.message, /"__proto__"/);
+      assert.doesNotMatch(body.message, /not valid JSON/);
+      assert.deepEqual((body.details as { errors: { pointer: string }[] }).errors.map((e) => e.pointer), ['/']);
+    }
+    // Malformed JSON that also holds such a key is still called malformed.
+    const malformed = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: '{"__proto__": {}, "email":' });
+    assert.match(assertErrorEnvelope(malformed, 400, 'INVALID_REQUEST').message, /not valid JSON/);
+    assert.equal(await users(), before);
+  });
+
   test('a body over the 1 MiB limit is 413 PAYLOAD_TOO_LARGE', async () => {
     const ctx = get();
     const res = await ctx.app.inject({
