@@ -32,6 +32,7 @@ import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
 import { seedWebhook } from '../support/webhook-hosts.js';
 import { png, upload } from '../support/media.js';
+import { waitUntil } from '../support/wait.js';
 
 const RUNS = Math.max(1, Number(process.env.CURSOR_FUZZ_RUNS ?? 300));
 /** Runs of one property: a share of CURSOR_FUZZ_RUNS. */
@@ -221,6 +222,16 @@ async function finishSide(ctx: TestContext, side: Side): Promise<void> {
   side.ids = [ws, t.user.id, t.key.id, ...allocations, ...[...side.refs.values()].flat(), ...side.webhooks];
 }
 
+/** Waits until GET /v1/events lists every event of the side (a state wait: see fixture()). */
+async function feedShowsAll(ctx: TestContext, side: Side): Promise<void> {
+  const expected = side.refs.get(targetKey({ kind: 'events', owner: side, sub: null }))!.length;
+  await waitUntil(
+    async () => (await get(ctx, side, '/v1/events?limit=100')).json().data.items.length as number,
+    (n) => n === expected,
+    `the feed of ${side.name} shows its ${expected} events`,
+  );
+}
+
 /** Walks every list target of `side` with pages of 2, checking each page; returns the cursors issued. */
 async function walkLists(ctx: TestContext, f: Fixture, side: Side): Promise<Issued[]> {
   const issued: Issued[] = [];
@@ -284,6 +295,9 @@ function fixture(ctx: TestContext): Promise<Fixture> {
       const b = await buildSide(ctx, 'B');
       await finishSide(ctx, a);
       await finishSide(ctx, b);
+      // On PostgreSQL the feed shows an event once no older transaction of the database is open
+      // (feed-store.ts): the service's own background work may still hold one for a moment.
+      for (const side of [a, b]) await feedShowsAll(ctx, side);
       const fx: Fixture = { a, b, listCursors: [], outputCursors: [] };
       fx.listCursors = [...(await walkLists(ctx, fx, a)), ...(await walkLists(ctx, fx, b))];
       fx.outputCursors = await freshOutputCursors(ctx, fx);

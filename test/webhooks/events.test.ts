@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import { sql } from 'kysely';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
@@ -42,8 +44,8 @@ async function readAll(ctx: TestContext, t: Tenant, query: Record<string, string
 }
 
 /**
- * Waits until the feed shows `count` events. On a shared PostgreSQL server an unrelated open
- * transaction holds the feed back for its duration (by design: see feed-store.ts), so a state wait.
+ * Waits until the feed shows `count` events. An open writing transaction of the same database
+ * holds the feed back for its duration (by design: see feed-store.ts), so a state wait.
  */
 async function eventsVisible(ctx: TestContext, t: Tenant, count: number): Promise<any[]> {
   for (let i = 0; ; i++) {
@@ -334,6 +336,33 @@ describeEachDatabase('event feed', (get) => {
     } finally {
       release();
       await slow.catch(() => undefined);
+    }
+  });
+
+  test('events feed: an open transaction of ANOTHER database on the same server (it holds a transaction id) does not hold the feed back', async (tc) => {
+    const ctx = get();
+    if (ctx.deps.caps.dialect !== 'postgres' || ctx.deps.caps.singleWriter || !process.env.TEST_DATABASE_URL) {
+      tc.skip('needs a PostgreSQL server with another database on it');
+      return;
+    }
+    const t = await seedTenant(ctx.deps);
+    const start = (await feed(ctx, t)).nextCursor;
+    const other = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await other.connect();
+    try {
+      const { rows } = await other.query<{ db: string }>('select current_database() as db');
+      assert.equal(rows.length, 1);
+      await other.query('begin');
+      await other.query('select pg_current_xact_id()');
+      const [ours] = (await ctx.deps.db.selectNoFrom(sql<string>`current_database()`.as('db')).execute()) as { db: string }[];
+      assert.notEqual(rows[0]!.db, ours!.db, 'the open transaction is in another database');
+      const first = await insertEvent(ctx.deps.db, t.workspace.id, 'media.created', mediaEventData(t.workspace.id, 1), ctx.clock.now());
+      const second = await insertEvent(ctx.deps.db, t.workspace.id, 'media.created', mediaEventData(t.workspace.id, 2), ctx.clock.now());
+      // Read at once, with the other transaction still open: both are there.
+      assert.deepEqual((await feed(ctx, t, { cursor: start })).items.map((e) => e.id), [first.id, second.id]);
+    } finally {
+      await other.query('rollback').catch(() => undefined);
+      await other.end();
     }
   });
 

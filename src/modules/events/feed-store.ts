@@ -12,6 +12,13 @@
  *   older than the reader's snapshot xmin: every such transaction has finished, and no future
  *   transaction can get a smaller xid, so nothing can ever appear behind the position. A writing
  *   transaction that is still open only delays the feed (the same snapshot rule PgQ uses).
+ *   Transaction ids are counted across the whole server, so the plain snapshot xmin is also held
+ *   back by transactions of other databases on it, which can never write these events (another
+ *   application's long batch, an operator's open psql transaction): the horizon leaves out the
+ *   running transactions that pg_stat_activity shows in another database (its database and
+ *   transaction id columns are readable by every role). A running transaction it cannot place
+ *   (a prepared one, one that ended meanwhile) still holds the feed back, as before.
+ * - PGlite: one connection in this process, so the snapshot xmin is the horizon.
  * - SQLite: one connection runs one transaction at a time and ids are taken inside it, so id
  *   order is commit order and `id > cursor` is already exact.
  */
@@ -54,6 +61,20 @@ function toFeedEvent(r: FeedRow): FeedEvent {
   };
 }
 
+const SNAPSHOT_XMIN = sql<string>`pg_snapshot_xmin(pg_current_snapshot())`;
+
+/**
+ * The oldest transaction of this database still running at the statement's snapshot (its xmax
+ * when none is): every older transaction that could write here has ended and is visible, and
+ * every later one gets a larger id. The snapshot's running ids minus those pg_stat_activity
+ * places in another database; an uncorrelated subquery, evaluated once per statement.
+ */
+const DATABASE_HORIZON = sql<string>`(select coalesce(
+  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) as x
+    where xid(x) not in (select a.backend_xid from pg_stat_get_activity(null) as a
+      where a.backend_xid is not null and a.datid <> (select oid from pg_database where datname = current_database()))),
+  pg_snapshot_xmax(pg_current_snapshot())))`;
+
 /**
  * Up to `limit` events of the workspace after `after`, in feed order, optionally only of `types`
  * (an empty list is no filter).
@@ -72,7 +93,7 @@ export async function readFeed(
     const rows = await filtered
       .select(sql<string>`tx_id::text`.as('tx'))
       .where(sql<boolean>`(tx_id, id) > (${after.tx}::xid8, ${after.id})`)
-      .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+      .where(sql<boolean>`tx_id < ${caps.singleWriter ? SNAPSHOT_XMIN : DATABASE_HORIZON}`)
       .orderBy(sql`tx_id`)
       .orderBy('id')
       .limit(limit)
