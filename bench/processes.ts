@@ -41,15 +41,30 @@ function stopChildrenOnExit(): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + constants.signals[signal]));
 }
 
+/**
+ * Where a child's stdout (the service's log lines) goes: `pipe` (default), a pipe drained by a
+ * `cat` process of its own, as a supervisor, a container runtime or a log shipper reads a
+ * service's log; `null`, /dev/null (nothing reads: the cheapest destination, which no deployment
+ * that keeps its log has). BENCH_STDOUT selects.
+ */
+const STDOUT = process.env.BENCH_STDOUT === 'null' ? 'null' : 'pipe';
+
 export function spawnChild(cwd: string, args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', STDOUT === 'pipe' ? 'pipe' : 'ignore', 'pipe'],
   });
   stopChildrenOnExit();
   running.add(child);
   child.on('exit', () => running.delete(child));
+  if (STDOUT === 'pipe') {
+    // The reader gets the pipe itself; this process never reads it. It ends when the child does.
+    const reader = spawn('cat', [], { stdio: [child.stdout!, 'ignore', 'ignore'] });
+    running.add(reader);
+    reader.on('exit', () => running.delete(reader));
+    child.stdout!.destroy();
+  }
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   const exited = new Promise<void>((res) => child.on('exit', () => res()));

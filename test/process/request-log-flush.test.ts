@@ -25,6 +25,8 @@ interface Server {
   base: string;
   pid: number;
   lines: LogLine[];
+  /** The server's stdout (pause it to stop reading the log). */
+  stdout: NodeJS.ReadableStream;
   /** Resolves once the process exited and its stdout was read to the end. */
   closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal: NodeJS.Signals): void;
@@ -50,7 +52,7 @@ async function start(dir: string, preload?: string): Promise<Server> {
     void closed.then(({ code, signal }) => rej(new Error(`server exited (${code ?? signal}) before it started; stderr: ${stderr}`)));
   });
   const line = await started;
-  return { base: `http://127.0.0.1:${String(line.port)}`, pid: child.pid!, lines, closed, kill: (signal) => child.kill(signal) };
+  return { base: `http://127.0.0.1:${String(line.port)}`, pid: child.pid!, stdout: child.stdout!, lines, closed, kill: (signal) => child.kill(signal) };
 }
 
 /** BURST requests over CONCURRENCY keep-alive connections; the request ids of those answered. */
@@ -106,6 +108,31 @@ describe('request log lines survive a stop right after a burst (built server, LO
       assert.ok(answered.size >= Math.floor((BURST * 2) / 3), `${answered.size} answered`);
       checkLines(server.lines, answered);
       assert.equal(server.lines.at(-1)?.msg, 'stopped', 'the last line is the stop');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a log reader that stops reading holds up no request; the lines arrive whole once it reads again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'was-logflush-'));
+    try {
+      const server = await start(dir);
+      // Nothing reads the pipe: its 64 KiB fill up after a few hundred lines, the rest of the
+      // burst's lines (about 400 KiB) wait in the service's memory, and every request is still
+      // answered. (A write(2) blocking the event loop would stall the burst until the test times out.)
+      server.stdout.pause();
+      const answered = await burst(server.base);
+      assert.equal(answered.size, BURST);
+      assert.ok([...answered.values()].every((status) => status === 401));
+      const before = server.lines.length;
+      server.stdout.resume();
+      server.kill('SIGTERM');
+      const { code } = await server.closed;
+      assert.equal(code, 0);
+      assert.ok(server.lines.length > before + BURST / 2, `the held lines arrived (${server.lines.length - before} after resuming)`);
+      checkLines(server.lines, answered);
+      assert.ok(!server.lines.some((l) => l.msg === 'log lines dropped: stdout was not read fast enough'), 'nothing was dropped');
+      assert.equal(server.lines.at(-1)?.msg, 'stopped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
