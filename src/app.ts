@@ -27,6 +27,7 @@ import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
 import { operationComponentSchemas } from './http/openapi-operations.js';
 import { errorBody, errorHandler, prototypeKeyRefusal } from './http/error-handler.js';
+import { jsonBodyParser } from './http/json-body.js';
 import { AppError } from './http/errors.js';
 import type { RouteMeta } from './http/route-meta.js';
 import { validatorCompiler } from './http/validation.js';
@@ -297,16 +298,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // A body holding a "__proto__" key, or a "constructor" key with "prototype", is refused whole;
   // the refusal says so rather than calling well-formed JSON invalid (the MCP endpoint reads such a
   // message without those keys instead: mcp/routes.ts).
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  const parseWithoutPrototypeKeys = app.getDefaultJsonParser('remove', 'remove');
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    parseJson(request, body as string, (err, value) => {
-      if (!err) return done(null, value);
-      parseWithoutPrototypeKeys(request, body as string, (again) => done(again ? err : prototypeKeyRefusal(), undefined));
-    });
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app, () => ({ refuse: prototypeKeyRefusal() })));
 
   // Callback-style hooks: on the hot path they are cheaper than async ones.
   const drain = new ConnectionDrain(app.server);

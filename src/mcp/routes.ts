@@ -33,7 +33,8 @@ import {
 import { listRoutes } from '../http/route-catalogue.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
-import { errorBody, sendAppError } from '../http/error-handler.js';
+import { errorBody, prototypeKeyRefusal, sendAppError } from '../http/error-handler.js';
+import { jsonBodyParser } from '../http/json-body.js';
 import { AppError } from '../http/errors.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
@@ -61,20 +62,15 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
   // whole on REST (400 INVALID_REQUEST). Here it is read without those keys and marked, so a
   // tool call in it gets the tool error an argument outside the schema gets (the same code and
   // status as the REST route's answer) instead of an answer that is not JSON-RPC.
-  const strictJson = app.getDefaultJsonParser('error', 'error');
-  const withoutPrototypeKeys = app.getDefaultJsonParser('remove', 'remove');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
-    strictJson(request, body as string, (err, value) => {
-      if (!err) return done(null, value);
-      withoutPrototypeKeys(request, body as string, (again, cleaned) => {
-        if (again) return done(err, undefined);
-        prototypeKeys.add(request);
-        done(null, cleaned);
-      });
-    });
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    jsonBodyParser(app, (request, cleaned) => {
+      prototypeKeys.add(request);
+      return { value: cleaned };
+    }),
+  );
 
   app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
     // A browser page of another origin (DNS rebinding) is refused before the key is read.
@@ -103,9 +99,8 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
       const name = call.params.name;
       if (prototypeKeys.has(request)) {
-        return toolError('INVALID_REQUEST', 'The message holds a "__proto__" key, or a "constructor" key with "prototype", which is refused (as REST refuses such a body); nothing was run.', {
-          errors: [{ pointer: '/', message: 'must not hold the keys "__proto__" or "constructor.prototype"' }],
-        });
+        const refusal = prototypeKeyRefusal();
+        return toolError('INVALID_REQUEST', refusal.message, refusal.details);
       }
       const entry = findTool(deps, key, toolTable(), name);
       if (call.params.task && !(entry && taskCapable(entry.tool))) {

@@ -233,7 +233,9 @@ describeEachDatabase('MCP transport', (get) => {
       assert.equal(rpc.id, 7);
       assert.equal(rpc.result.isError, true);
       assert.equal(rpc.result._meta.httpStatus, 400);
-      assert.equal(JSON.parse(rpc.result.content[0].text).code, 'INVALID_REQUEST');
+      const refusal = JSON.parse(rpc.result.content[0].text);
+      assert.equal(refusal.code, 'INVALID_REQUEST');
+      assert.deepEqual([refusal.message, refusal.details], [rest.json().message, rest.json().details], "the tool error is REST's refusal, naming the keys");
     }
     const jobsAfter = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
     assert.equal(jobsAfter.length, jobsBefore.length, 'nothing ran');
