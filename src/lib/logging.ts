@@ -79,7 +79,7 @@ export class StreamDestination {
 
   write(line: string): boolean {
     if (this.broken || this.stream.destroyed || this.stream.writableLength + this.pending.length + line.length > this.limits.maxBufferedBytes) {
-      for (const listener of this.dropListeners) listener(line);
+      this.drop(line);
       return false;
     }
     this.pending += line;
@@ -125,17 +125,26 @@ export class StreamDestination {
   private hand(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending === '' || this.broken) return;
+    if (this.pending === '') return;
     const chunk = this.pending;
     this.pending = '';
+    if (this.broken) return this.drop(chunk);
     this.inFlight++;
     this.stream.write(chunk, (err) => {
-      if (err) this.broken = true;
+      if (err) {
+        this.broken = true;
+        this.drop(chunk);
+      }
       if (--this.inFlight > 0) return;
       const waiters = this.waiters;
       this.waiters = [];
       for (const w of waiters) w();
     });
+  }
+
+  /** Counts the lines of a chunk that will never be written. */
+  private drop(chunk: string): void {
+    for (const line of chunk.split('\n')) if (line !== '') for (const listener of this.dropListeners) listener(`${line}\n`);
   }
 }
 

@@ -8,6 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Writable } from 'node:stream';
 import { StreamDestination } from '../../src/lib/logging.js';
 
 /** A child that copies its stdin to stdout once it gets SIGUSR2; until then nothing reads the pipe. */
@@ -100,5 +101,30 @@ describe('log lines to a pipe (StreamDestination)', () => {
     for (let i = 0; i < 10; i++) dest.write(line(i));
     assert.ok(dropped >= 10, `${dropped} dropped`);
     await flushed(dest);
+  });
+
+  test('a write that fails: the lines of its chunk, those gathered meanwhile and every later line are dropped and counted once', async () => {
+    // A stream whose every write fails, as a pipe whose reader went away fails after the check.
+    let writes = 0;
+    const failing = new Writable({
+      write(_chunk, _encoding, cb) {
+        writes++;
+        setImmediate(() => cb(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })));
+      },
+    });
+    failing.on('error', () => {});
+    const dest = new StreamDestination(failing, -1, { bufferBytes: 1 << 16, flushMs: 10_000, maxBufferedBytes: 1 << 20 });
+    let dropped = 0;
+    dest.on('drop', () => dropped++);
+    for (let i = 0; i < 5; i++) dest.write(line(i));
+    const first = flushed(dest); // these 5 are handed to the stream; its write will fail
+    for (let i = 5; i < 12; i++) dest.write(line(i)); // gathered while that write is in flight
+    await first;
+    assert.equal(dropped, 5, 'the failed chunk\'s lines');
+    await flushed(dest);
+    assert.equal(dropped, 12, 'the lines gathered before the failure was known');
+    for (let i = 12; i < 15; i++) assert.equal(dest.write(line(i)), false);
+    await flushed(dest);
+    assert.deepEqual([dropped, writes], [15, 1], 'later lines at once, and nothing more is written');
   });
 });
