@@ -25,7 +25,7 @@ import { admin, call, createTestContext, disposeTestContext, type TestContext } 
 import { requireTestCa, useLocalhostNames } from '../support/https-receiver.js';
 import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { SCAN_ADDRESS, ScanSites, type ScanSite, type SiteSpec } from '../support/scan-sites.js';
+import { refusingPort, SCAN_ADDRESS, ScanSites, type ScanSite, type SiteSpec } from '../support/scan-sites.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { verifyHostname } from '../support/webhooks.js';
 
@@ -367,13 +367,13 @@ for (const dbName of testDatabaseNames()) {
     });
 
     test('security.scan unreachable target: nothing listening fails the job SCAN_TARGET_UNREACHABLE with nothing charged and the hold released', async () => {
-      const port = await closedPort();
+      const port = await refusingPort(SCAN_ADDRESS);
       const hostname = 'down.scan.localhost';
       const tenant = await tenantFor(ctx, hostname);
       const jobId = await startScan(ctx, tenant, `https://${hostname}:${port}/`);
       await drain(ctx);
       const job = await getJob(ctx, tenant, jobId);
-      assert.equal(job.status, 'failed');
+      assert.equal(job.status, 'failed', JSON.stringify(job.status === 'completed' ? await resultOf(ctx, tenant, jobId) : job));
       assert.equal(job.errorCode, 'SCAN_TARGET_UNREACHABLE');
       assert.equal(job.costMillicents, 0);
       assert.equal((await balance(ctx, tenant)).reservedMillicents, 0);
@@ -457,7 +457,7 @@ describe('egress TLS probe', () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
-      const port = await closedPort();
+      const port = await refusingPort('127.0.0.1');
       await assert.rejects(egress.tlsProbe({ host: '127.0.0.1', port }), (err: unknown) => err instanceof EgressError && err.code === 'EGRESS_NETWORK');
       const silentPort = (silent.address() as net.AddressInfo).port;
       await assert.rejects(egress.tlsProbe({ host: '127.0.0.1', port: silentPort, timeoutMs: 200 }), (err: unknown) => err instanceof EgressError && err.code === 'EGRESS_TIMEOUT');
@@ -484,12 +484,3 @@ describe('egress TLS probe', () => {
     }
   });
 });
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}

@@ -16,7 +16,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 import { FIXTURE_CERT } from './https-receiver.js';
@@ -29,6 +29,29 @@ export const HTTP_PORT = 80;
  * process, so two copies of the suite running at once (a stress run) each have their own port 80.
  */
 export const SCAN_ADDRESS = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
+
+/**
+ * A port of `host` where nothing listens and nothing can start listening while a test uses it: a
+ * privileged port of the old small services (discard, echo, daytime…), which the kernel never
+ * hands out to listen(0) or to an outgoing connection and which only root can bind (no test binds
+ * them; the scan sites' port 80 is on an address of their own). A port bound and released for the
+ * purpose could be taken by another process in between: a stress round (two suites at once) saw
+ * "nothing listening" answered once. Each candidate is checked to refuse a connection.
+ */
+export async function refusingPort(host: string): Promise<number> {
+  for (const port of [9, 7, 13, 19, 37, 79, 1]) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host, port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
+    });
+    if (refused) return port;
+  }
+  throw new Error(`every candidate port of ${host} accepts connections or fails otherwise`);
+}
 
 export type CertificateKind = 'trusted' | 'expired' | 'self-signed' | 'expired-self-signed' | { trustedFor: string };
 
