@@ -74,8 +74,8 @@ export interface ProviderRun {
 export interface MediaAccess {
   /** A signed download URL of a media item of the job's workspace (works without an API key until it expires). */
   signedUrl(mediaId: string): Promise<string>;
-  /** The bytes and MIME type of a media item of the job's workspace. */
-  read(mediaId: string): Promise<{ bytes: Buffer; mimeType: string }>;
+  /** The bytes, MIME type and SHA-256 (hex, of the bytes) of a media item of the job's workspace. */
+  read(mediaId: string): Promise<{ bytes: Buffer; mimeType: string; sha256: string }>;
 }
 
 export interface ProviderResult {

@@ -365,7 +365,7 @@ describe('espeak-ng engine (unit)', () => {
       route,
       funding: 'credits',
       apiKey: undefined,
-      media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: '' }) },
+      media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: '', sha256: '' }) },
       isVerifiedHost: async () => false,
       charge: () => 0,
       progress: async () => undefined,

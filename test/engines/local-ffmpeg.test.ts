@@ -19,6 +19,7 @@ import { assertError, assertOk } from '../support/assertions.js';
 import { testDatabaseNames } from '../support/databases.js';
 import { installedEngines, missingPrograms } from '../support/engines.js';
 import { runProgram, withWorkDir } from '../../src/providers/local/process.js';
+import { INPUT_PROBES_KEPT, probeStoredVideo } from '../../src/providers/local/video-probe.js';
 import { WorkerShutdown } from '../../src/providers/types.js';
 import { call, createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
@@ -547,6 +548,59 @@ describe('runProgram: kills and outside signals', { skip: process.platform !== '
       const pid = await pidIn(dir, 'self.pid');
       process.kill(pid, 'SIGKILL');
       await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'exit');
+    });
+  });
+});
+
+describe('probeStoredVideo: a stored input is probed once per content', { skip }, () => {
+  test('the same content (sha256, type) is not probed again, whatever the file; other content is; an unreadable file is never kept', async () => {
+    const real = (await installedEngines()).ffprobe!;
+    // An ffprobe that counts its runs: a script that notes each one, then runs the real program.
+    const counter = join(privateTmp, `ffprobe-runs-${process.pid}`);
+    const wrapper = join(privateTmp, `counting-ffprobe-${process.pid}`);
+    writeFileSync(wrapper, `#!/bin/sh\necho run >> '${counter}'\nexec '${real.path}' "$@"\n`, { mode: 0o755 });
+    const runs = () => {
+      try {
+        return readFileSync(counter, 'utf8').split('\n').filter(Boolean).length;
+      } catch {
+        return 0;
+      }
+    };
+    const ffprobe = { path: wrapper, version: real.version };
+    const signal = new AbortController().signal;
+    const sha = (n: number) => n.toString(16).padStart(64, '0');
+    const video = await makeVideo({ seconds: 2, width: 64, height: 48 });
+    await withWorkDir(async (dir) => {
+      writeFileSync(join(dir, 'clip-0.mp4'), video);
+      const first = await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
+      assert.ok(!('unreadable' in first) && first.width === 64 && first.height === 48, JSON.stringify(first));
+      assert.equal(runs(), 1);
+      // The same content again: the kept probe, even where no such file is (ffprobe did not run).
+      assert.deepEqual(await probeStoredVideo(ffprobe, dir, 'absent.mp4', 'video/mp4', sha(1), signal), first);
+      assert.equal(runs(), 1, 'not probed again');
+      // Another content, or the same bytes read as another type: probed.
+      await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/mp4', sha(2), signal);
+      assert.equal(runs(), 2);
+      assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/webm', sha(1), signal)));
+      assert.equal(runs(), 3);
+      // An unreadable file is probed each time (nothing kept).
+      writeFileSync(join(dir, 'junk.mp4'), Buffer.from('not a video at all'));
+      for (let i = 0; i < 2; i++) assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'junk.mp4', 'video/mp4', sha(3), signal)));
+      assert.equal(runs(), 5);
+      // Bounded: once INPUT_PROBES_KEPT other contents were probed, the least recently used is
+      // probed again. A stand-in that prints ffprobe's answer keeps the hundreds of runs quick.
+      const quick = join(privateTmp, `quick-ffprobe-${process.pid}`);
+      writeFileSync(quick, `#!/bin/sh\necho run >> '${counter}'\necho '{"streams":[{"codec_type":"video","width":64,"height":48}]}'\n`, { mode: 0o755 });
+      const stand = { path: quick, version: 'stand-in' };
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
+      for (let i = 0; i < INPUT_PROBES_KEPT - 1; i++) await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1000 + i), signal);
+      let before = runs();
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
+      assert.equal(runs(), before, 'still kept: the cache holds INPUT_PROBES_KEPT probes');
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(999), signal);
+      before = runs();
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1000), signal);
+      assert.equal(runs(), before + 1, 'the least recently used probe was let go');
     });
   });
 });

@@ -498,7 +498,7 @@ describe('openai adapter: the attempt signal', () => {
         jobId: 'job', workspaceId: 'ws', operation: op, input, attempt: 1, stepsTotal: 1, stepsDone: 0, state: {}, checkpointedFiles: () => [],
         maximumMillicents: 1000, signal: abort.signal, funding: 'credits', apiKey: OPERATOR_KEY,
         route: { operation: op, providerName: 'fake', providerType: 'openai', personalKeys: true, model: 'gpt-test-mini', adapter, spec: parsed.file!.operations.get('chat.generate')!, provider: spec, price: () => ({ estimatedMillicents: 0, maximumMillicents: 1000 }), charge: () => 0, steps: () => 1, inputSchema: op.inputSchema },
-        media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: 'image/png' }) },
+        media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: 'image/png', sha256: '' }) },
         isVerifiedHost: async () => false,
         charge: () => 0,
         progress: async () => {},

@@ -262,7 +262,7 @@ function mediaAccess(deps: Deps, workspaceId: string): MediaAccess {
     async read(mediaId) {
       const item = await find(mediaId);
       const stream = await deps.blobs.read(item.storageKey);
-      return { bytes: Buffer.concat((await stream.toArray()) as Buffer[]), mimeType: item.mimeType };
+      return { bytes: Buffer.concat((await stream.toArray()) as Buffer[]), mimeType: item.mimeType, sha256: item.sha256 };
     },
   };
 }

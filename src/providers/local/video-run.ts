@@ -1,6 +1,7 @@
 /**
  * One run of the ffmpeg engine: the input videos are copied from the media store into a fresh
- * work directory, probed (an unreadable one fails the job before any editing), edited by a single
+ * work directory, probed (an unreadable one fails the job before any editing; a stored item's
+ * probe is kept by its content, video-probe.ts), edited by a single
  * ffmpeg command (video-plan.ts) under the route's deadline and an output size limit, and the
  * result is probed, checked like an upload and charged per output second.
  *
@@ -19,7 +20,7 @@ import { ProviderError, type ProviderResult, type ProviderRun } from '../types.j
 import type { ProgramInfo } from './engines.js';
 import { ProgramFailure, runProgram, withWorkDir } from './process.js';
 import { framesPerSecond, planVideoEdit, type PlanInput, type VideoPlan } from './video-plan.js';
-import { DEMUXERS, probeVideo } from './video-probe.js';
+import { DEMUXERS, probeStoredVideo, probeVideo } from './video-probe.js';
 
 /** Largest edited file kept: the bound of any file a provider hands back. */
 export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024;
@@ -75,12 +76,12 @@ async function readInputs(job: ProviderRun, ffprobe: ProgramInfo, dir: string, e
   const ids = [String(job.input.mediaId), ...edits.flatMap((e) => (e.type === 'concat' ? [e.mediaId] : []))];
   const read = new Map<string, Promise<PlanInput>>();
   const load = async (mediaId: string, n: number): Promise<PlanInput> => {
-    const { bytes, mimeType } = await job.media.read(mediaId);
+    const { bytes, mimeType, sha256 } = await job.media.read(mediaId);
     const extension = EXTENSIONS[mimeType];
     if (!extension || !DEMUXERS[mimeType]) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} is ${mimeType}, not an MP4 or WebM video.`);
     const file = `clip-${n}.${extension}`;
     await writeFile(join(dir, file), bytes);
-    const probe = await probeVideo(ffprobe, dir, file, mimeType, job.signal);
+    const probe = await probeStoredVideo(ffprobe, dir, file, mimeType, sha256, job.signal);
     if ('unreadable' in probe) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} cannot be read as a video: ${probe.unreadable}.`);
     if (probe.width <= 0 || probe.height <= 0) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} has a frame of zero size.`);
     if (Math.max(probe.width, probe.height) > MAX_INPUT_SIDE || probe.width * probe.height > MAX_INPUT_PIXELS) {
