@@ -553,7 +553,7 @@ describe('runProgram: kills and outside signals', { skip: process.platform !== '
 });
 
 describe('probeStoredVideo: a stored input is probed once per content', { skip }, () => {
-  test('the same content (sha256, type) is not probed again, whatever the file; other content is; an unreadable file is never kept', async () => {
+  test('the same content (sha256, type) of a workspace is not probed again, whatever the file; other content, or the same in another workspace, is; an unreadable file is never kept', async () => {
     const real = (await installedEngines()).ffprobe!;
     // An ffprobe that counts its runs: a script that notes each one, then runs the real program.
     const counter = join(privateTmp, `ffprobe-runs-${process.pid}`);
@@ -569,37 +569,43 @@ describe('probeStoredVideo: a stored input is probed once per content', { skip }
     const ffprobe = { path: wrapper, version: real.version };
     const signal = new AbortController().signal;
     const sha = (n: number) => n.toString(16).padStart(64, '0');
+    const WS = 'a-workspace';
     const video = await makeVideo({ seconds: 2, width: 64, height: 48 });
     await withWorkDir(async (dir) => {
       writeFileSync(join(dir, 'clip-0.mp4'), video);
-      const first = await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
+      const first = await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1) }, signal);
       assert.ok(!('unreadable' in first) && first.width === 64 && first.height === 48, JSON.stringify(first));
       assert.equal(runs(), 1);
       // The same content again: the kept probe, even where no such file is (ffprobe did not run).
-      assert.deepEqual(await probeStoredVideo(ffprobe, dir, 'absent.mp4', 'video/mp4', sha(1), signal), first);
+      assert.deepEqual(await probeStoredVideo(ffprobe, dir, 'absent.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1) }, signal), first);
       assert.equal(runs(), 1, 'not probed again');
+      // The same content in another workspace: probed (no workspace learns what another edited).
+      await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', { workspaceId: 'other-workspace', mimeType: 'video/mp4', sha256: sha(1) }, signal);
+      assert.equal(runs(), 2, 'probed for the other workspace');
+      await probeStoredVideo(ffprobe, dir, 'absent.mp4', { workspaceId: 'other-workspace', mimeType: 'video/mp4', sha256: sha(1) }, signal);
+      assert.equal(runs(), 2, 'then kept for it too');
       // Another content, or the same bytes read as another type: probed.
-      await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/mp4', sha(2), signal);
-      assert.equal(runs(), 2);
-      assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', 'video/webm', sha(1), signal)));
+      await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(2) }, signal);
       assert.equal(runs(), 3);
+      assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/webm', sha256: sha(1) }, signal)));
+      assert.equal(runs(), 4);
       // An unreadable file is probed each time (nothing kept).
       writeFileSync(join(dir, 'junk.mp4'), Buffer.from('not a video at all'));
-      for (let i = 0; i < 2; i++) assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'junk.mp4', 'video/mp4', sha(3), signal)));
-      assert.equal(runs(), 5);
+      for (let i = 0; i < 2; i++) assert.ok('unreadable' in (await probeStoredVideo(ffprobe, dir, 'junk.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(3) }, signal)));
+      assert.equal(runs(), 6);
       // Bounded: once INPUT_PROBES_KEPT other contents were probed, the least recently used is
       // probed again. A stand-in that prints ffprobe's answer keeps the hundreds of runs quick.
       const quick = join(privateTmp, `quick-ffprobe-${process.pid}`);
       writeFileSync(quick, `#!/bin/sh\necho run >> '${counter}'\necho '{"streams":[{"codec_type":"video","width":64,"height":48}]}'\n`, { mode: 0o755 });
       const stand = { path: quick, version: 'stand-in' };
-      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
-      for (let i = 0; i < INPUT_PROBES_KEPT - 1; i++) await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1000 + i), signal);
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1) }, signal);
+      for (let i = 0; i < INPUT_PROBES_KEPT - 1; i++) await probeStoredVideo(stand, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1000 + i) }, signal);
       let before = runs();
-      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1), signal);
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1) }, signal);
       assert.equal(runs(), before, 'still kept: the cache holds INPUT_PROBES_KEPT probes');
-      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(999), signal);
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(999) }, signal);
       before = runs();
-      await probeStoredVideo(stand, dir, 'clip-0.mp4', 'video/mp4', sha(1000), signal);
+      await probeStoredVideo(stand, dir, 'clip-0.mp4', { workspaceId: WS, mimeType: 'video/mp4', sha256: sha(1000) }, signal);
       assert.equal(runs(), before + 1, 'the least recently used probe was let go');
     });
   });

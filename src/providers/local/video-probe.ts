@@ -113,11 +113,19 @@ const inputProbes = new Map<string, Readonly<VideoProbe>>();
  * probeVideo for a stored media item's copy: a probe that resolves is kept by the item's content
  * (its sha256, the demuxer's type and the ffprobe program), which never changes, so editing the
  * same upload again (another trim of it, a retry) does not start ffprobe again: about 50 ms of
- * program start-up on a Debian ffmpeg. Unreadable files are not kept. The least recently used of
- * INPUT_PROBES_KEPT go first.
+ * program start-up on a Debian ffmpeg. Kept per workspace: a workspace's edit is never faster
+ * because another workspace edited the same bytes (no timing tells one tenant what another holds).
+ * Unreadable files are not kept. The least recently used of INPUT_PROBES_KEPT go first.
  */
-export async function probeStoredVideo(ffprobe: ProgramInfo, dir: string, file: string, mimeType: string, sha256: string, signal: AbortSignal): Promise<Readonly<VideoProbe> | { unreadable: string }> {
-  const key = `${ffprobe.path}\0${mimeType}\0${sha256}`;
+export async function probeStoredVideo(
+  ffprobe: ProgramInfo,
+  dir: string,
+  file: string,
+  item: { workspaceId: string; mimeType: string; sha256: string },
+  signal: AbortSignal,
+): Promise<Readonly<VideoProbe> | { unreadable: string }> {
+  const { mimeType } = item;
+  const key = `${ffprobe.path}\0${item.workspaceId}\0${mimeType}\0${item.sha256}`;
   const kept = inputProbes.get(key);
   if (kept) {
     inputProbes.delete(key);

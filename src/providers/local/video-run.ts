@@ -81,7 +81,7 @@ async function readInputs(job: ProviderRun, ffprobe: ProgramInfo, dir: string, e
     if (!extension || !DEMUXERS[mimeType]) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} is ${mimeType}, not an MP4 or WebM video.`);
     const file = `clip-${n}.${extension}`;
     await writeFile(join(dir, file), bytes);
-    const probe = await probeStoredVideo(ffprobe, dir, file, mimeType, sha256, job.signal);
+    const probe = await probeStoredVideo(ffprobe, dir, file, { workspaceId: job.workspaceId, mimeType, sha256 }, job.signal);
     if ('unreadable' in probe) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} cannot be read as a video: ${probe.unreadable}.`);
     if (probe.width <= 0 || probe.height <= 0) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} has a frame of zero size.`);
     if (Math.max(probe.width, probe.height) > MAX_INPUT_SIDE || probe.width * probe.height > MAX_INPUT_PIXELS) {
