@@ -6,8 +6,9 @@
  * better-sqlite3 loop that is (jd)'s baseline.
  *
  * Every call of a better-sqlite3 statement (including BEGIN, savepoints and COMMIT, where the WAL
- * frames are written) is timed. The SQLite time is spent on the one event-loop thread, so it is
- * a floor of each path's cost with the current schema, whatever the JavaScript around it costs:
+ * frames are written) is timed (bench/sqlite-tally.ts). The SQLite time is spent on the one
+ * event-loop thread, so it is a floor of each path's cost with the current schema, whatever the
+ * JavaScript around it costs:
  * `jdCeiling` = raw loop µs per job / SQLite µs per drained job is the highest (jd) ratio this
  * schema allows on this machine. For (ja), compare SQLite µs per admission with five times the
  * bare route's CPU µs per request from `npm run bench` (the goal's whole budget).
@@ -23,50 +24,11 @@ import { updateWorkspaceSettings } from '../src/modules/accounts/service.js';
 import { startCheckpointer } from '../src/db/sqlite-checkpointer.js';
 import { JobWorker } from '../src/worker/job-worker.js';
 import { rawLoop } from './jobs-drain.js';
+import { report, tally } from './sqlite-tally.js';
 import { runBody, sleep } from './jobs-support.js';
 
 const N = Number(process.env.N ?? 10_000);
 const CONCURRENCY = Number(process.env.JOB_CONCURRENCY ?? 32);
-
-interface Tally {
-  calls: number;
-  ns: bigint;
-}
-
-/** Times every statement call of better-sqlite3 (the prototype all connections share) while `recording`. */
-const tallies = new Map<string, Tally>();
-let recording = false;
-const probe = new SqliteDatabase(':memory:');
-const statementProto = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
-probe.close();
-for (const method of ['run', 'all', 'get', 'iterate']) {
-  const original = statementProto[method]!;
-  statementProto[method] = function (this: { source: string }, ...args: unknown[]) {
-    if (!recording) return original.apply(this, args);
-    const t0 = process.hrtime.bigint();
-    try {
-      return original.apply(this, args);
-    } finally {
-      const key = this.source.replace(/\s+/g, ' ').slice(0, 110);
-      const t = tallies.get(key) ?? { calls: 0, ns: 0n };
-      t.calls++;
-      t.ns += process.hrtime.bigint() - t0;
-      tallies.set(key, t);
-    }
-  };
-}
-
-function report(title: string, per: number, cpu: NodeJS.CpuUsage): number {
-  const rows = [...tallies].sort((a, b) => Number(b[1].ns - a[1].ns));
-  const total = rows.reduce((sum, [, t]) => sum + Number(t.ns), 0) / 1000 / per;
-  process.stdout.write(`\n${title}: ${((cpu.user + cpu.system) / per).toFixed(1)} µs CPU each, of which SQLite ${total.toFixed(1)} µs\n`);
-  for (const [text, t] of rows) {
-    const us = Number(t.ns) / 1000 / per;
-    if (us >= 0.2) process.stdout.write(`  ${us.toFixed(2).padStart(7)} µs  ${(t.calls / per).toFixed(2).padStart(5)} calls  ${text}\n`);
-  }
-  tallies.clear();
-  return total;
-}
 
 const ctx = await createTestContext('sqlite', { env: { JOB_CONCURRENCY: String(CONCURRENCY) } });
 const checkpointer = { stop: async () => {} };
@@ -96,28 +58,28 @@ try {
   Object.assign(checkpointer, startCheckpointer({ pragma: () => undefined } as unknown as SqliteDatabase.Database, path));
 
   await admit(2000); // warm-up (JIT, statement cache); drained with the rest
-  recording = true;
+  tally.recording = true;
   let cpu0 = process.cpuUsage();
   await admit(N);
   const admission = report(`(ja) path: ${N} queued admissions`, N, process.cpuUsage(cpu0));
-  recording = false;
+  tally.recording = false;
 
   const reader = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
   const open = reader.prepare("select count(*) as n from jobs where status in ('pending', 'processing')");
   const worker = new JobWorker(ctx.deps, { concurrency: CONCURRENCY, pollMs: 5 });
   const jobs = N + 2000;
-  recording = true;
+  tally.recording = true;
   cpu0 = process.cpuUsage();
   worker.start();
   const openJobs = () => {
-    recording = false; // the poll is not the drain's
+    tally.recording = false; // the poll is not the drain's
     const { n } = open.get() as { n: number };
-    recording = true;
+    tally.recording = true;
     return n;
   };
   while (openJobs() > 0) await sleep(20);
   const cpu = process.cpuUsage(cpu0);
-  recording = false;
+  tally.recording = false;
   await worker.stop();
   reader.close();
   const drain = report(`(jd) path: drain of ${jobs} jobs`, jobs, cpu);
