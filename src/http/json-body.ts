@@ -13,11 +13,11 @@ export type PrototypeKeys = (request: FastifyRequest, cleaned: unknown) => { ref
 
 type Done = (err: Error | null, body?: unknown) => void;
 
-export function jsonBodyParser(app: FastifyInstance, onPrototypeKeys: PrototypeKeys): (request: FastifyRequest, body: string | Buffer, done: Done) => void {
+export function jsonBodyParser(app: FastifyInstance, onPrototypeKeys: PrototypeKeys): (request: FastifyRequest, body: string, done: Done) => void {
   const strict = app.getDefaultJsonParser('error', 'error');
   const lenient = app.getDefaultJsonParser('remove', 'remove');
-  return (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  // Registered with parseAs: 'string', so the body arrives as text.
+  return (request, text, done) => {
     if (text.trim() === '') return done(null, undefined);
     strict(request, text, (err, value) => {
       if (!err) return done(null, value);

@@ -124,15 +124,14 @@ export async function probeStoredVideo(
   item: { workspaceId: string; mimeType: string; sha256: string },
   signal: AbortSignal,
 ): Promise<Readonly<VideoProbe> | { unreadable: string }> {
-  const { mimeType } = item;
-  const key = `${ffprobe.path}\0${item.workspaceId}\0${mimeType}\0${item.sha256}`;
+  const key = `${ffprobe.path}\0${item.workspaceId}\0${item.mimeType}\0${item.sha256}`;
   const kept = inputProbes.get(key);
   if (kept) {
     inputProbes.delete(key);
     inputProbes.set(key, kept);
     return kept;
   }
-  const probe = await probeVideo(ffprobe, dir, file, mimeType, signal);
+  const probe = await probeVideo(ffprobe, dir, file, item.mimeType, signal);
   if ('unreadable' in probe) return probe;
   inputProbes.set(key, Object.freeze(probe));
   if (inputProbes.size > INPUT_PROBES_KEPT) inputProbes.delete(inputProbes.keys().next().value!);
