@@ -2,7 +2,8 @@
  * Instruments for the SQLite benches (bench/sqlite-statements.ts, bench/sqlite-provider-path.ts),
  * in one process: every call of a better-sqlite3 statement (BEGIN, savepoints and COMMIT
  * included, where the WAL frames are written) is timed while `tally.recording` is set, and
- * `walFrames` reads which b-trees the frames of a write-ahead log belong to.
+ * `walFrames` reads which b-trees the frames of a write-ahead log belong to. Statements are keyed
+ * by their first 110 characters (TALLY_WIDTH=N prints N).
  */
 import SqliteDatabase from 'better-sqlite3';
 import { readFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ for (const method of ['run', 'all', 'get', 'iterate']) {
     try {
       return original.apply(this, args);
     } finally {
-      const key = this.source.replace(/\s+/g, ' ').slice(0, 110);
+      const key = this.source.replace(/\s+/g, ' ').slice(0, Number(process.env.TALLY_WIDTH ?? 110));
       const t = tallies.get(key) ?? { calls: 0, ns: 0n };
       t.calls++;
       t.ns += process.hrtime.bigint() - t0;

@@ -13,7 +13,7 @@ import { seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { findOperation } from '../../src/operations/registry.js';
-import { inTransaction } from '../../src/db/group-commit.js';
+import { FLUSH_TURNS, inTransaction } from '../../src/db/group-commit.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
 import { activeCounts } from '../../src/modules/jobs/store.js';
 import { sumOpenHolds } from '../../src/modules/billing/store.js';
@@ -72,6 +72,28 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
     const stored = await ctx.deps.db.selectFrom('idempotency_keys').select('idem_key').where('workspace_id', '=', t.workspace.id).execute();
     assert.deepEqual(stored.map((r) => r.idem_key).sort(), [keys[0], keys[2]].sort());
+  });
+
+  test('group commit: on a single writer, units that arrive within FLUSH_TURNS turns of the event loop after the first share its transaction (a named batch on PostgreSQL: within its turn); a later one gets the next', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps);
+    // A batch name makes units share transactions on PostgreSQL too (a single writer shares them anyway).
+    const submit = () => inTransaction(ctx.deps, async (trx) => trx, t.workspace.id);
+    const turns = ctx.deps.caps.singleWriter ? FLUSH_TURNS : 1;
+    const afterTurns = (n: number) => new Promise<void>((resolve) => {
+      const step = (left: number) => (left === 0 ? resolve() : setImmediate(() => step(left - 1)));
+      step(n);
+    });
+    const first = submit();
+    const sameTurn = submit();
+    // Each of these is submitted in the check phase of a later turn, before the batch's flush.
+    const joined = Array.from({ length: turns - 1 }, (_, i) => afterTurns(i + 1).then(submit));
+    // Submitted in the flush's own turn, after it took the batch: the next transaction.
+    const late = afterTurns(turns).then(submit);
+    const shared = await first;
+    assert.equal(await sameTurn, shared, 'a unit of the same turn joined the batch');
+    for (const trx of await Promise.all(joined)) assert.equal(trx, shared, 'a unit of the first turns joined the batch');
+    assert.notEqual(await late, shared, 'a unit after the flush started is in a transaction of its own');
   });
 
   test('group commit: concurrent admissions against credits for K admit exactly K; each refusal leaves no job, hold or idempotency record', async () => {
