@@ -3,9 +3,10 @@
  * arrive within a few turns of the event loop (FLUSH_TURNS) run one after another inside ONE
  * database transaction, each in its own savepoint, and commit together. Each unit still sees the
  * writes of the units before it (so admission checks stay exact: K credits admit exactly K jobs),
- * and a unit that throws is rolled back to its savepoint alone; the others commit. If the commit itself fails, every unit of the
- * batch fails with it (none of them was written). Committing is most of the cost of a small
- * write transaction on SQLite (WAL frames of every touched page), so sharing it pays.
+ * and a unit that throws is rolled back to its savepoint alone; the others commit. If the commit
+ * itself fails, every unit of the batch fails with it (none of them was written). Committing is
+ * most of the cost of a small write transaction on SQLite (WAL frames of every touched page), so
+ * sharing it pays.
  *
  * Units must use only the transaction they are given: a query on `deps.db` inside a unit would
  * wait for the connection the batch holds.
@@ -48,8 +49,7 @@ const MAX_BATCH = 64;
  * synchronous runs on SQLite (docs/operations.md): with 1 turn a commit held about 4 units and the
  * service's main thread spent about 420 µs a run; with 3, about 7 units and about 370 µs; more
  * turns gained nothing measurable. A named batch on PostgreSQL commits in the next turn: there
- * the wait measured slower (end-to-end jobs, bench case jc), since its units hold no shared
- * connection and a commit does not write the pages of the others.
+ * the wait measured slower (end-to-end jobs, bench case jc).
  */
 export const FLUSH_TURNS = 3;
 
