@@ -26,17 +26,8 @@ export class FakeClock implements Clock {
 export function toIso(ms: number): string;
 export function toIso(ms: number | null | undefined): string | null;
 export function toIso(ms: number | null | undefined): string | null {
-  if (ms === null || ms === undefined) return null;
-  // A job's snapshot formats the same instant several times (created, started, updated, completed).
-  if (ms !== lastIsoMs) {
-    lastIso = new Date(ms).toISOString();
-    lastIsoMs = ms;
-  }
-  return lastIso;
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
-
-let lastIsoMs = Number.NaN;
-let lastIso = '';
 
 const isoMemo = new Map<number, string>();
 const ISO_MEMO_MAX = 256;
