@@ -46,6 +46,7 @@ import type { StreamSettings } from '../modules/jobs/stream-settings.js';
 import { newId } from '../lib/ids.js';
 import * as slots from './task-stream-store.js';
 import { taskOf } from './tasks.js';
+import { remember } from '../lib/lru.js';
 
 /** How far before a stream's position changes are offered again on resume (commit order and clocks of several processes differ). */
 export const RESUME_OVERLAP_MS = 10_000;
@@ -95,12 +96,6 @@ function statusChanges(workspaceId: string, versions: readonly TimedVersion[], p
     last = { version: v.version, status: v.snapshot.status };
   }
   return last ? { changes, last } : { changes };
-}
-
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > max) map.delete(map.keys().next().value!);
 }
 
 export interface TaskStreamInit {

@@ -10,6 +10,7 @@
 import type { ProgramInfo } from './engines.js';
 import { ProgramFailure, runProgram } from './process.js';
 import { ProviderError } from '../types.js';
+import { remember } from '../../lib/lru.js';
 
 export interface VideoProbe {
   /** Displayed size: coded size turned by the stream's rotation. */
@@ -127,14 +128,12 @@ export async function probeStoredVideo(
   const key = `${ffprobe.path}\0${item.workspaceId}\0${item.mimeType}\0${item.sha256}`;
   const kept = inputProbes.get(key);
   if (kept) {
-    inputProbes.delete(key);
-    inputProbes.set(key, kept);
+    remember(inputProbes, key, kept, INPUT_PROBES_KEPT);
     return kept;
   }
   const probe = await probeVideo(ffprobe, dir, file, item.mimeType, signal);
   if ('unreadable' in probe) return probe;
-  inputProbes.set(key, Object.freeze(probe));
-  if (inputProbes.size > INPUT_PROBES_KEPT) inputProbes.delete(inputProbes.keys().next().value!);
+  remember(inputProbes, key, Object.freeze(probe), INPUT_PROBES_KEPT);
   return probe;
 }
 
