@@ -29,6 +29,7 @@ import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { remember } from '../../lib/lru.js';
 import type { OperationContract } from '../../operations/contract.js';
 import { batchTransaction, type BatchRunner } from '../../db/batch-transaction.js';
 import { Batcher } from '../../db/batcher.js';
@@ -159,10 +160,7 @@ function forgetFigures(deps: Deps, workspaceId: string): void {
 }
 
 function rememberFigures(deps: Deps, workspaceId: string, figures: KnownFigures): void {
-  const byWorkspace = figuresOf(deps);
-  byWorkspace.delete(workspaceId);
-  if (byWorkspace.size >= FIGURES_MAX) byWorkspace.delete(byWorkspace.keys().next().value!);
-  byWorkspace.set(workspaceId, figures);
+  remember(figuresOf(deps), workspaceId, figures, FIGURES_MAX);
 }
 
 /**
