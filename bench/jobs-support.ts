@@ -46,10 +46,11 @@ export async function startService(verb: 'serve' | 'worker', env: Record<string,
   return { child, base, pid: child.process.pid! };
 }
 
-export async function startBare(script: string, env: Record<string, string> = {}): Promise<{ child: Child; url: string; pid: number }> {
+/** A baseline server (bench/bare-server.ts by default), ready once `path` answers; `url` is that path's. */
+export async function startBare(script: string, env: Record<string, string> = {}, path = '/bare'): Promise<{ child: Child; url: string; pid: number }> {
   const port = await freePort();
   const child = spawnChild(ROOT, ['--import', 'tsx', join(ROOT, script)], { PORT: String(port), ...env });
-  const url = `http://127.0.0.1:${port}/bare`;
+  const url = `http://127.0.0.1:${port}${path}`;
   await waitReady(url, child);
   return { child, url, pid: child.process.pid! };
 }
@@ -197,17 +198,29 @@ export function median(values: number[]): number {
  * Baseline and case loaded in interleaved rounds (warm-up first); the ratio is the median of the
  * per-round ratios of requests per second, so other load on the machine hits both alike.
  */
-export async function compareRounds(baseline: LoadCase, subject: LoadCase): Promise<{ ratio: number; cpuRatio: number; samples: Sample[] }> {
-  await load(baseline, 1);
-  await load(subject, 1);
+/**
+ * The baseline and the subject in interleaved rounds (and `others` in the same rounds, each also
+ * compared with the baseline: a floor beside the subject, say); ratios are medians of per-round ratios.
+ */
+export async function compareRounds(
+  baseline: LoadCase,
+  subject: LoadCase,
+  ...others: LoadCase[]
+): Promise<{ ratio: number; cpuRatio: number; samples: Sample[]; others: { name: string; ratio: number; cpuRatio: number }[] }> {
+  const cases = [baseline, subject, ...others];
+  for (const c of cases) await load(c, 1);
   const samples: Sample[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    samples.push({ ...(await load(baseline, ROUND_S)), round });
-    samples.push({ ...(await load(subject, ROUND_S)), round });
-  }
-  const per = (f: (a: Sample, x: Sample) => number) =>
-    median(Array.from({ length: ROUNDS }, (_, i) => f(samples[2 * i]!, samples[2 * i + 1]!)));
-  return { ratio: per((a, x) => x.rps / a.rps), cpuRatio: per((a, x) => a.cpuUsPerRequest / x.cpuUsPerRequest), samples };
+  for (let round = 1; round <= ROUNDS; round++) for (const c of cases) samples.push({ ...(await load(c, ROUND_S)), round });
+  const n = cases.length;
+  const per = (k: number, f: (a: Sample, x: Sample) => number) => median(Array.from({ length: ROUNDS }, (_, i) => f(samples[n * i]!, samples[n * i + k]!)));
+  const rps = (a: Sample, x: Sample) => x.rps / a.rps;
+  const cpu = (a: Sample, x: Sample) => a.cpuUsPerRequest / x.cpuUsPerRequest;
+  return {
+    ratio: per(1, rps),
+    cpuRatio: per(1, cpu),
+    samples,
+    others: others.map((o, i) => ({ name: o.name, ratio: per(i + 2, rps), cpuRatio: per(i + 2, cpu) })),
+  };
 }
 
 export { sleep, type Child } from './processes.js';

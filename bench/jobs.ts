@@ -4,6 +4,8 @@
  *   (ja) POST /v1/runs → 202 (queued image.generate, unique Idempotency-Keys) / bare route, SQLite   goal >= 0.2
  *        (each 202 must name a job of its own: distinct ids, each a row of the workspace)
  *   (jb) GET /v1/jobs/{id} / bare route, SQLite                                                   goal >= 0.5
+ *        (its detail also gives the floor: the same answer from bench/floor-server.ts, a key hash,
+ *        one SQLite read and the request line with nothing else, in the same rounds)
  *   (jp) GET /v1/jobs/{id} / bare Fastify route doing one pg read, PostgreSQL                     goal >= 0.75
  *   (jc) jobs completed/s end to end (8 HTTP clients admitting one by one, [sim:delay=0], settled,
  *        event written) / graphile-worker (8 producers calling addJob one at a time, one worker,
@@ -18,6 +20,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres) is the server on which fresh databases are made;
  * BENCH_DRAIN_JOBS (20000) and BENCH_E2E_S (5) size (jd) and (jc).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -104,8 +107,24 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
           await waitCompleted(svc.base, t.headers, jobId);
           const base: LoadCase = { name: 'bare', url: bare.url, expect: 200, pid: bare.pid };
           const subject: LoadCase = { name: 'jb', url: `${svc.base}/v1/jobs/${jobId}`, headers: t.headers, expect: 200, pid: svc.pid };
-          const r = await compareRounds(base, subject);
-          out.push(ratio('jb', 'GET /v1/jobs/{id} / bare route (SQLite)', r.ratio, 0.5, { cpuRatio: +r.cpuRatio.toFixed(2), samples: summary(r.samples) }));
+          // Its floor: the same answer from bench/floor-server.ts (key hash, one SQLite read, the line).
+          const answer = await (await fetch(subject.url, { headers: t.headers })).text();
+          const floorKey = `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`;
+          const floor = await startBare('bench/floor-server.ts', { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', FLOOR_OPEN_KEY: floorKey, FLOOR_JOB_BODY: answer }, '/readyz');
+          try {
+            const floorCase: LoadCase = { name: 'fjb', url: `${floor.url.replace(/\/readyz$/, '')}/v1/jobs/${jobId}`, headers: { authorization: `Bearer ${floorKey}` }, expect: 200, pid: floor.pid };
+            const r = await compareRounds(base, subject, floorCase);
+            const f = r.others[0]!;
+            out.push(
+              ratio('jb', 'GET /v1/jobs/{id} / bare route (SQLite)', r.ratio, 0.5, {
+                cpuRatio: +r.cpuRatio.toFixed(2),
+                floor: { ratio: +f.ratio.toFixed(2), cpuRatio: +f.cpuRatio.toFixed(2), serviceShare: +(r.ratio / f.ratio).toFixed(2) },
+                samples: summary(r.samples),
+              }),
+            );
+          } finally {
+            await floor.child.stop();
+          }
         }
         if (SELECTED.includes('je')) {
           const jobId = await admitOne(svc.base, t, '[sim:outputBytes=16000000]');

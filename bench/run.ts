@@ -8,6 +8,10 @@
  *   (d) GET /v1/usage over the minute limit (429)        goal d/a >= 0.6
  *   (l) the request log line: CPU per request of (b), (c), (d) at LOG_LEVEL=info minus the same
  *       route on a second service at LOG_LEVEL=warn (no request line)          goal <= 10 µs
+ *   (fb), (fc), (fd) the floor of (b), (c), (d): bench/floor-server.ts gives the same answers
+ *       (bodies, headers, request line at the service's level) with nothing else, so no server on
+ *       this stack can reach a higher ratio on this machine. Reported beside each goal: the
+ *       floor's ratio, and the service's requests per second as a share of the floor's.
  *
  * The service runs at the default LOG_LEVEL=info, as users run it; the second service at warn
  * runs the same cases in the same rounds (bw, cw, dw: the warn column beside each ratio).
@@ -179,7 +183,25 @@ async function main(): Promise<void> {
     const compareDir = join(dataDir, 'compare');
     const compare = COMPARE && RUN_REQUESTS ? await startService(COMPARE_LEVEL, compareDir) : undefined;
     const bareUrl = `http://127.0.0.1:${barePort}/bare`;
-    await Promise.all([waitReady(bareUrl, bare), waitReady(`${base}/readyz`, service), ...(compare ? [waitReady(`${compare.base}/readyz`, compare.child)] : [])]);
+    // The floor server (cases fb, fc, fd) at the service's log level, with its own two keys.
+    const floorKeys = { open: `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`, limited: `wask_${randomBytes(32).toString('base64url').slice(0, 43)}` };
+    const floorPort = await freePort();
+    const startFloor = (level: string, port: number) =>
+      spawnChild(ROOT, ['--import', 'tsx', join(ROOT, 'bench/floor-server.ts')], { PORT: String(port), LOG_LEVEL: level, FLOOR_OPEN_KEY: floorKeys.open, FLOOR_LIMITED_KEY: floorKeys.limited });
+    const floor = RUN_REQUESTS ? startFloor(LOG_LEVEL, floorPort) : undefined;
+    // And one at the compare level (cases fbw, fcw, fdw): the floor without the request line.
+    const floorComparePort = await freePort();
+    const floorCompare = RUN_REQUESTS && COMPARE ? startFloor(COMPARE_LEVEL, floorComparePort) : undefined;
+    for (const f of [floor, floorCompare]) if (f) children.push(f);
+    const floorUrl = `http://127.0.0.1:${floorPort}/v1/usage`;
+    const floorCompareUrl = `http://127.0.0.1:${floorComparePort}/v1/usage`;
+    await Promise.all([
+      waitReady(bareUrl, bare),
+      waitReady(`${base}/readyz`, service),
+      ...(compare ? [waitReady(`${compare.base}/readyz`, compare.child)] : []),
+      ...(floor ? [waitReady(`http://127.0.0.1:${floorPort}/readyz`, floor)] : []),
+      ...(floorCompare ? [waitReady(`http://127.0.0.1:${floorComparePort}/readyz`, floorCompare)] : []),
+    ]);
 
     const unknownKey = `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`;
     /** Cases (b), (c), (d) on one service; `suffix` names the compare service's copies (bw, cw, dw). */
@@ -199,10 +221,22 @@ async function main(): Promise<void> {
     const compareCases = compare ? await serviceCases(compare.base, compare.child.process.pid!, 'w', false) : [];
     db = new SqliteDatabase(join(dataDir, 'service.db'), { readonly: true, fileMustExist: true });
 
+    const floorCasesOf = (url: string, pid: number, suffix: string): Case[] => {
+      const level = suffix ? ` [${COMPARE_LEVEL}]` : '';
+      return [
+        { name: `fb${suffix}`, kind: 'b', label: `floor of (b)${level}`, url, headers: { authorization: `Bearer ${floorKeys.open}` }, expect: '200', pid, check: false },
+        { name: `fc${suffix}`, kind: 'c', label: `floor of (c)${level}`, url, headers: { authorization: `Bearer ${unknownKey}` }, expect: '401', pid, check: false },
+        { name: `fd${suffix}`, kind: 'd', label: `floor of (d)${level}`, url, headers: { authorization: `Bearer ${floorKeys.limited}` }, expect: '429', pid, check: false },
+      ];
+    };
+    const floorCases = [
+      ...(floor ? floorCasesOf(floorUrl, floor.process.pid!, '') : []),
+      ...(floorCompare ? floorCasesOf(floorCompareUrl, floorCompare.process.pid!, 'w') : []),
+    ];
     const allCases: Case[] = [
       { name: 'a', kind: 'a', label: 'bare Fastify JSON route', url: bareUrl, headers: {}, expect: '200', pid: bare.process.pid!, check: false },
-      // Each case beside its copy at the compare level, so the two see the same load on the machine.
-      ...mainCases.flatMap((c) => [c, ...compareCases.filter((w) => w.kind === c.kind)]),
+      // Each case beside its copy at the compare level and its floor, so they see the same load on the machine.
+      ...mainCases.flatMap((c) => [c, ...compareCases.filter((w) => w.kind === c.kind), ...floorCases.filter((f) => f.kind === c.kind)]),
     ];
     const cases = RUN_REQUESTS ? allCases.filter((c) => !ONLY || c.kind === 'a' || ONLY.includes(c.kind)) : [];
 
@@ -220,6 +254,7 @@ async function main(): Promise<void> {
         const statuses = statusCounts(result);
         const total = Object.values(statuses).reduce((a, b) => a + b, 0);
         samples.push({ name: c.name, round, rps: result.requests.average, cpuUsPerRequest: total > 0 ? (cpu * 1e6) / total : NaN, systemShare, p99Ms: result.latency.p99, statuses });
+        // (d) and its floor answer 200 to the first requests of each minute.
         const unexpected = Object.entries(statuses).filter(([code]) => code !== c.expect && !(c.kind === 'd' && code === '200'));
         if (unexpected.length > 0 || result.errors + result.timeouts > 0) {
           throw new Error(`(${c.name}) expected only ${c.expect}, got ${JSON.stringify(statuses)}, ${result.errors} errors, ${result.timeouts} timeouts`);
@@ -280,7 +315,18 @@ async function main(): Promise<void> {
       .map(([name, goal]) => {
         const r = ratioOf(name);
         const w = cases.some((c) => c.name === `${name}w`) ? ratioOf(`${name}w`) : undefined;
-        return { name: `${name}/a`, value: r.rps, cpuRatio: r.cpu, goal, verdict: r.rps >= goal ? 'PASS' : 'MISS', compare: w ? { level: COMPARE_LEVEL, value: w.rps, cpuRatio: w.cpu } : undefined };
+        const f = cases.some((c) => c.name === `f${name}`) ? ratioOf(`f${name}`) : undefined;
+        const fw = cases.some((c) => c.name === `f${name}w`) ? ratioOf(`f${name}w`) : undefined;
+        return {
+          name: `${name}/a`,
+          value: r.rps,
+          cpuRatio: r.cpu,
+          goal,
+          verdict: r.rps >= goal ? 'PASS' : 'MISS',
+          compare: w ? { level: COMPARE_LEVEL, value: w.rps, cpuRatio: w.cpu, floor: fw ? { value: fw.rps, cpuRatio: fw.cpu } : undefined } : undefined,
+          // The floor's own ratio, and the service's share of it (the two ratios' quotient).
+          floor: f ? { value: f.rps, cpuRatio: f.cpu, serviceShare: r.rps / f.rps } : undefined,
+        };
       });
     // (l) The request log line: the same route on the service at LOG_LEVEL (one line per request)
     // and on the one at the compare level (no request line), CPU per request of each in the same
@@ -306,10 +352,15 @@ async function main(): Promise<void> {
       );
     }
     log('');
-    log(`ratio  req/s ratio  goal   verdict   CPU-time ratio${COMPARE ? `   at LOG_LEVEL=${COMPARE_LEVEL}: req/s ratio, CPU-time ratio` : ''}   (LOG_LEVEL=${LOG_LEVEL}; CPU-time ratio: baseline CPU per request / this one)`);
+    log(
+      `ratio  req/s ratio  goal   verdict   CPU-time ratio${COMPARE ? `   at LOG_LEVEL=${COMPARE_LEVEL}: req/s ratio, CPU-time ratio (its floor's)` : ''}   floor: req/s ratio, CPU-time ratio, service/floor   ` +
+        `(LOG_LEVEL=${LOG_LEVEL}; CPU-time ratio: baseline CPU per request / this one)`,
+    );
     for (const r of ratios) {
-      const w = r.compare ? `   ${' '.repeat(17 + COMPARE_LEVEL.length)}${r.compare.value.toFixed(2).padStart(5)}  ${r.compare.cpuRatio.toFixed(2).padStart(5)}` : '';
-      log(`${r.name.padEnd(6)} ${r.value.toFixed(2).padStart(11)}  >=${r.goal.toFixed(1)}  ${r.verdict.padEnd(8)}  ${r.cpuRatio.toFixed(2).padStart(14)}${w}`);
+      const wf = r.compare?.floor ? ` (${r.compare.floor.value.toFixed(2)}, ${r.compare.floor.cpuRatio.toFixed(2)})` : ' '.repeat(14);
+      const w = r.compare ? `   ${' '.repeat(17 + COMPARE_LEVEL.length)}${r.compare.value.toFixed(2).padStart(5)}  ${r.compare.cpuRatio.toFixed(2).padStart(5)}${wf}` : '';
+      const f = r.floor ? `   ${r.floor.value.toFixed(2).padStart(12)}  ${r.floor.cpuRatio.toFixed(2).padStart(5)}  ${r.floor.serviceShare.toFixed(2).padStart(5)}` : '';
+      log(`${r.name.padEnd(6)} ${r.value.toFixed(2).padStart(11)}  >=${r.goal.toFixed(1)}  ${r.verdict.padEnd(8)}  ${r.cpuRatio.toFixed(2).padStart(14)}${w}${f}`);
     }
     if (logLine.length > 0) {
       log('');
