@@ -46,6 +46,8 @@ const tenant = (secret: string | undefined, minuteLimit: number): void => {
 tenant(process.env.FLOOR_OPEN_KEY, 1_000_000_000);
 tenant(process.env.FLOOR_LIMITED_KEY, 3);
 
+type FloorRequest = FastifyRequest & { tenant?: Tenant; route?: string };
+
 let isoMinute = -1;
 let minuteResetsAt = '';
 const monthlyResetsAt = (() => {
@@ -58,19 +60,17 @@ class FloorLogController extends LogController {
   override incomingRequest(): void {}
   override routeNotFound(): void {}
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (logLines) line(request, reply, (request as FastifyRequest & { tenant?: Tenant }).tenant);
+    if (logLines) line(request, reply, (request as FloorRequest).tenant);
   }
 }
-
-/** The route pattern of the line (the service logs the pattern, not the URL's ids). */
-const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatched';
 
 function line(request: FastifyRequest, reply: FastifyReply, auth: Tenant | undefined): void {
   requestLog.info(
     {
       requestId: request.id,
       method: request.method,
-      route: routeOf(request),
+      // The route's pattern, as the service logs it (set by each handler: no routeOptions built).
+      route: (request as FloorRequest).route ?? 'unmatched',
       url: request.url,
       statusCode: reply.statusCode,
       responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
@@ -82,13 +82,15 @@ function line(request: FastifyRequest, reply: FastifyReply, auth: Tenant | undef
 
 const app = Fastify({ loggerInstance: log, logController: new FloorLogController({ disableRequestLogging: false, requestIdLogLabel: 'requestId' }), genReqId: () => newId() });
 app.decorateRequest('tenant', undefined);
+app.decorateRequest('route', undefined);
 app.get('/v1/usage', (request, reply) => {
   const requestId = request.id;
   reply.header('X-Request-Id', requestId);
   const header = request.headers.authorization;
   const secret = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
   const auth = tenants.get(sha256Hex(secret));
-  (request as FastifyRequest & { tenant?: Tenant }).tenant = auth;
+  (request as FloorRequest).tenant = auth;
+  (request as FloorRequest).route = '/v1/usage';
   if (!auth) {
     reply.code(401).send({ success: false, code: 'UNAUTHENTICATED', message: 'A valid API key is required in the Authorization header.', requestId });
     return;
@@ -146,7 +148,8 @@ if (jobBody && dbDir) {
     reply.header('X-Request-Id', requestId);
     const header = request.headers.authorization;
     const auth = tenants.get(sha256Hex(typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : ''));
-    (request as FastifyRequest & { tenant?: Tenant }).tenant = auth;
+    (request as FloorRequest).tenant = auth;
+    (request as FloorRequest).route = '/v1/jobs/:id';
     if (!auth) {
       reply.code(401).send({ success: false, code: 'UNAUTHENTICATED', message: 'A valid API key is required in the Authorization header.', requestId });
       return;

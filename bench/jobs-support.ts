@@ -196,11 +196,8 @@ export function median(values: number[]): number {
 
 /**
  * Baseline and case loaded in interleaved rounds (warm-up first); the ratio is the median of the
- * per-round ratios of requests per second, so other load on the machine hits both alike.
- */
-/**
- * The baseline and the subject in interleaved rounds (and `others` in the same rounds, each also
- * compared with the baseline: a floor beside the subject, say); ratios are medians of per-round ratios.
+ * per-round ratios of requests per second, so other load on the machine hits both alike. `others`
+ * run in the same rounds, each compared with the baseline too (a floor beside the case, say).
  */
 export async function compareRounds(
   baseline: LoadCase,
