@@ -83,18 +83,20 @@ function line(request: FastifyRequest, reply: FastifyReply, auth: Tenant | undef
 const app = Fastify({ loggerInstance: log, logController: new FloorLogController({ disableRequestLogging: false, requestIdLogLabel: 'requestId' }), genReqId: () => newId() });
 app.decorateRequest('tenant', undefined);
 app.decorateRequest('route', undefined);
-app.get('/v1/usage', (request, reply) => {
-  const requestId = request.id;
-  reply.header('X-Request-Id', requestId);
+
+/** X-Request-Id, the key's hash looked up, the line's tenant and route; a 401 when the key is unknown. */
+function authenticate(request: FastifyRequest, reply: FastifyReply, route: string): Tenant | undefined {
+  reply.header('X-Request-Id', request.id);
   const header = request.headers.authorization;
-  const secret = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
-  const auth = tenants.get(sha256Hex(secret));
+  const auth = tenants.get(sha256Hex(typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : ''));
   (request as FloorRequest).tenant = auth;
-  (request as FloorRequest).route = '/v1/usage';
-  if (!auth) {
-    reply.code(401).send({ success: false, code: 'UNAUTHENTICATED', message: 'A valid API key is required in the Authorization header.', requestId });
-    return;
-  }
+  (request as FloorRequest).route = route;
+  if (!auth) reply.code(401).send({ success: false, code: 'UNAUTHENTICATED', message: 'A valid API key is required in the Authorization header.', requestId: request.id });
+  return auth;
+}
+
+/** The minute's point, with the RateLimit headers; a 429 (and false) when none is left. */
+function chargePoint(request: FastifyRequest, reply: FastifyReply, auth: Tenant): boolean {
   const now = Date.now();
   const minute = Math.floor(now / 60_000);
   if (minute !== isoMinute) {
@@ -111,12 +113,18 @@ app.get('/v1/usage', (request, reply) => {
   if (auth.minuteUsed >= auth.minuteLimit) {
     reply.header('RateLimit-Remaining', '0');
     reply.header('Retry-After', resetSeconds);
-    reply.code(429).send({ success: false, code: 'RATE_LIMITED', message: 'Usage points per minute exhausted.', requestId, details: { limit: 'POINTS_MINUTE', resetsAt: minuteResetsAt } });
-    return;
+    reply.code(429).send({ success: false, code: 'RATE_LIMITED', message: 'Usage points per minute exhausted.', requestId: request.id, details: { limit: 'POINTS_MINUTE', resetsAt: minuteResetsAt } });
+    return false;
   }
   auth.minuteUsed++;
   auth.monthlyUsed++;
   reply.header('RateLimit-Remaining', String(auth.minuteLimit - auth.minuteUsed));
+  return true;
+}
+
+app.get('/v1/usage', (request, reply) => {
+  const auth = authenticate(request, reply, '/v1/usage');
+  if (!auth || !chargePoint(request, reply, auth)) return;
   reply.send({
     success: true,
     code: 'PUBLIC_USAGE_GET',
@@ -144,30 +152,11 @@ if (jobBody && dbDir) {
   const read = db.prepare<[string, string], { snapshot_json: string }>('select snapshot_json from jobs where id = ? and workspace_id = ?');
   const head = `{"success":true,"code":${JSON.stringify(jobBody.code)},"message":${JSON.stringify(jobBody.message)},"data":`;
   app.get<{ Params: { id: string } }>('/v1/jobs/:id', (request, reply) => {
-    const requestId = request.id;
-    reply.header('X-Request-Id', requestId);
-    const header = request.headers.authorization;
-    const auth = tenants.get(sha256Hex(typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : ''));
-    (request as FloorRequest).tenant = auth;
-    (request as FloorRequest).route = '/v1/jobs/:id';
-    if (!auth) {
-      reply.code(401).send({ success: false, code: 'UNAUTHENTICATED', message: 'A valid API key is required in the Authorization header.', requestId });
-      return;
-    }
-    const now = Date.now();
-    const minute = Math.floor(now / 60_000);
-    if (auth.minute !== minute) {
-      auth.minute = minute;
-      auth.minuteUsed = 0;
-    }
-    auth.minuteUsed++;
-    auth.monthlyUsed++;
-    reply.header('RateLimit-Limit', String(auth.minuteLimit));
-    reply.header('RateLimit-Remaining', String(auth.minuteLimit - auth.minuteUsed));
-    reply.header('RateLimit-Reset', String(Math.ceil(((minute + 1) * 60_000 - now) / 1000)));
+    const auth = authenticate(request, reply, '/v1/jobs/:id');
+    if (!auth || !chargePoint(request, reply, auth)) return;
     const row = read.get(request.params.id, auth.workspaceId);
     if (!row) {
-      reply.code(404).send({ success: false, code: 'NOT_FOUND', message: 'Not found.', requestId });
+      reply.code(404).send({ success: false, code: 'NOT_FOUND', message: 'Not found.', requestId: request.id });
       return;
     }
     reply.type('application/json; charset=utf-8').send(`${head}${row.snapshot_json}}`);
