@@ -46,13 +46,14 @@ export async function startService(verb: 'serve' | 'worker', env: Record<string,
   return { child, base, pid: child.process.pid! };
 }
 
-/** A baseline server (bench/bare-server.ts by default), ready once `path` answers; `url` is that path's. */
-export async function startBare(script: string, env: Record<string, string> = {}, path = '/bare'): Promise<{ child: Child; url: string; pid: number }> {
+/** A baseline server (bench/bare-server.ts by default), ready once `path` answers; `url` is that path's, `base` the server's. */
+export async function startBare(script: string, env: Record<string, string> = {}, path = '/bare'): Promise<{ child: Child; base: string; url: string; pid: number }> {
   const port = await freePort();
   const child = spawnChild(ROOT, ['--import', 'tsx', join(ROOT, script)], { PORT: String(port), ...env });
-  const url = `http://127.0.0.1:${port}${path}`;
+  const base = `http://127.0.0.1:${port}`;
+  const url = `${base}${path}`;
   await waitReady(url, child);
-  return { child, url, pid: child.process.pid! };
+  return { child, base, url, pid: child.process.pid! };
 }
 
 async function admin<T = any>(base: string, path: string, body: unknown, token = ADMIN_TOKEN): Promise<T> {

@@ -112,7 +112,7 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
           const floorKey = `wask_${randomBytes(32).toString('base64url').slice(0, 43)}`;
           const floor = await startBare('bench/floor-server.ts', { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', FLOOR_OPEN_KEY: floorKey, FLOOR_JOB_BODY: answer }, '/readyz');
           try {
-            const floorCase: LoadCase = { name: 'fjb', url: `${floor.url.replace(/\/readyz$/, '')}/v1/jobs/${jobId}`, headers: { authorization: `Bearer ${floorKey}` }, expect: 200, pid: floor.pid };
+            const floorCase: LoadCase = { name: 'fjb', url: `${floor.base}/v1/jobs/${jobId}`, headers: { authorization: `Bearer ${floorKey}` }, expect: 200, pid: floor.pid };
             const r = await compareRounds(base, subject, floorCase);
             const f = r.others[0]!;
             out.push(
