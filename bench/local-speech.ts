@@ -13,7 +13,13 @@
  *            from the signed URL: the time until the caller holds the WAV, as it does directly.
  *            The time until the job is known complete (before the download) is reported beside.
  *
- * Each service run is checked: completed, charged ceil(price × 1000 / 1000), and its audio
+ * Beside them, in the same rounds, the floor (bench/floor-speech-server.ts): a minimal server that
+ * answers the same three requests the same way (key hashed and looked up, 202, espeak-ng spawned
+ * with the same arguments, header fixed, SHA-256 taken, the completed snapshot pushed on the
+ * stream, the WAV served) with no database, no durable write and no checks. Its ratio to the
+ * direct run is the part of (s) the machine sets; the service's ratio to the floor is its own.
+ *
+ * Each run through a server (the service's and the floor's) is checked: completed, charged ceil(price × 1000 / 1000), and its audio
  * samples identical to the direct run's (espeak-ng is deterministic; only the header differs,
  * the service writes the true sizes into it). Anything else is an error: reported, and the bench
  * fails (exit 1).
@@ -22,13 +28,14 @@
  * BENCH_FROM_SOURCE=1 runs the sources instead) with API and worker in one process, on embedded
  * SQLite in a temp directory, with a providers file mapping speech.generate to espeak-ng. Runs
  * are one at a time (a speech job is a single process run, not a throughput case), after a
- * warm-up of both; direct and service alternate, and the ratio is the median of the per-pair
- * ratios, so load from other work on the machine hits both alike. Beside it, the CPU-time ratio
- * (the service process with the espeak-ng it ran, over espeak-ng run directly; /proc, summed over
- * every pair since it counts 10 ms ticks): the steadier measure on a busy machine.
+ * warm-up of each; direct, service and floor take turns (the direct run first, the other two in
+ * alternating order), and each ratio is the median of the per-round ratios, so load from other
+ * work on the machine hits all three alike. Beside it, the CPU-time ratio
+ * (the service process with the espeak-ng it ran, over espeak-ng run directly, and the same for
+ * the floor; /proc, summed over every round since it counts 10 ms ticks): the steadier measure on a busy machine.
  *
  * Run alone: `npm run build && node --import tsx bench/local-speech.ts`. Tunables:
- * BENCH_SPEECH_RUNS (21 measured pairs), BENCH_SPEECH_WARMUP (3), BENCH_LOG_LEVEL, ESPEAK_NG_PATH.
+ * BENCH_SPEECH_RUNS (21 measured rounds), BENCH_SPEECH_WARMUP (3), BENCH_LOG_LEVEL, ESPEAK_NG_PATH.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -38,7 +45,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { probeEngines } from '../src/providers/local/engines.js';
 import { espeakArgs, PITCH, RATE } from '../src/providers/local/espeak.js';
-import { median, ROOT, seedRunTenant, startService, type Service } from './jobs-support.js';
+import { median, ROOT, seedRunTenant, startBare, startService, type Service } from './jobs-support.js';
 import { cpuTimes } from './processes.js';
 
 const RUNS = Number(process.env.BENCH_SPEECH_RUNS ?? 21);
@@ -65,6 +72,11 @@ export interface SpeechPair {
   /** Service time until the job was known complete, before downloading the audio. */
   completedMs: number;
   ratio: number;
+  /** The floor server's time to audio in hand, and until it said the job was complete. */
+  floorMs: number;
+  floorCompletedMs: number;
+  /** CPU ms of the floor server and its espeak-ng for the run. */
+  floorCpuMs: number;
 }
 
 export interface LocalSpeechBenchResult {
@@ -89,6 +101,15 @@ export interface LocalSpeechBenchResult {
     cpuRatio: number;
     /** Median over pairs of (completed-job time / direct time): the ratio without the download. */
     completedRatio: number;
+    /** Median over rounds of (floor server's time / direct time): what any server would add on this machine. */
+    floorRatio: number;
+    floorMs: number;
+    floorCompletedRatio: number;
+    floorCpuMs: number;
+    /** The floor's CPU (its process and espeak-ng) over espeak-ng run directly, summed over rounds. */
+    floorCpuRatio: number;
+    /** Median over rounds of (service time / floor time): the service's own share. */
+    serviceShare: number;
     pairs: SpeechPair[];
   };
 }
@@ -172,6 +193,7 @@ export async function runLocalSpeechBench(): Promise<LocalSpeechBenchResult> {
   if (process.env.BENCH_FROM_SOURCE !== '1' && !existsSync(join(ROOT, 'dist/main.js'))) throw new Error('dist/main.js is missing: run `npm run build` (npm run bench does), or set BENCH_FROM_SOURCE=1');
   const dir = mkdtempSync(join(tmpdir(), 'was-bench-speech-'));
   let service: Service | undefined;
+  let floor: Awaited<ReturnType<typeof startBare>> | undefined;
   try {
     const providersFile = join(dir, 'providers.json');
     writeFileSync(providersFile, JSON.stringify({ providers: { local: { type: 'local' } }, operations: { 'speech.generate': { provider: 'local', engine: 'espeak-ng', price: PRICE } } }));
@@ -194,39 +216,70 @@ export async function runLocalSpeechBench(): Promise<LocalSpeechBenchResult> {
       return { ms, cpuMs };
     };
 
-    const servicePid = service.pid;
-    const viaService = async (): Promise<{ ms: number; completedMs: number; cpuMs: number; audioSeconds: number; audioBytes: number }> => {
-      const cpu0 = cpuWithChildren(servicePid);
+    // The floor: the same three requests answered by a minimal server (no database, no durable write).
+    const floorKey = `wask_${randomUUID().replaceAll('-', '')}`;
+    floor = await startBare('bench/floor-speech-server.ts', { FLOOR_OPEN_KEY: floorKey, FLOOR_ESPEAK_PATH: espeakPath, FLOOR_PER_THOUSAND: String(PRICE.perThousandCharactersMillicents) }, '/readyz');
+    const floorHeaders = { authorization: `Bearer ${floorKey}` };
+
+    /** One speech job through a server: run, follow its stream, download the audio; checked. */
+    const viaServer = async (who: string, serverBase: string, serverHeaders: Record<string, string>): Promise<{ ms: number; completedMs: number; audioSeconds: number; audioBytes: number }> => {
       const t0 = performance.now();
-      const res = await fetch(`${base}/v1/runs`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body });
+      const res = await fetch(`${serverBase}/v1/runs`, { method: 'POST', headers: { ...serverHeaders, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body });
       const admitted = (await res.json()) as { data?: { jobId?: string } };
-      if (res.status !== 202 || !admitted.data?.jobId) throw new Error(`POST /v1/runs: ${res.status} ${JSON.stringify(admitted)}`);
-      const job = await awaitSettled(base, admitted.data.jobId, headers);
+      if (res.status !== 202 || !admitted.data?.jobId) throw new Error(`${who}: POST /v1/runs: ${res.status} ${JSON.stringify(admitted)}`);
+      const job = await awaitSettled(serverBase, admitted.data.jobId, serverHeaders);
       const completedMs = performance.now() - t0;
-      if (job.status !== 'completed') throw new Error(`job ${job.status}: ${job.errorCode}`);
-      const audio = await fetch(new URL(job.output.audio.url, base));
+      if (job.status !== 'completed') throw new Error(`${who}: job ${job.status}: ${job.errorCode}`);
+      const audio = await fetch(new URL(job.output.audio.url, serverBase));
       const wav = Buffer.from(await audio.arrayBuffer());
       const ms = performance.now() - t0;
-      const cpuMs = (cpuWithChildren(servicePid) - cpu0) * 1000;
-      if (audio.status !== 200 || wav.length !== job.output.audio.sizeBytes) errors.add(`service: download ${audio.status}, ${wav.length} of ${job.output.audio.sizeBytes} bytes`);
-      else if (samplesDigest(wav) !== referenceDigest) errors.add('service: the audio samples differ from espeak-ng run directly');
-      if (job.costMillicents !== EXPECTED_COST) errors.add(`service: cost ${job.costMillicents}, expected ${EXPECTED_COST}`);
-      return { ms, completedMs, cpuMs, audioSeconds: job.output.durationSeconds, audioBytes: wav.length };
+      if (audio.status !== 200 || wav.length !== job.output.audio.sizeBytes) errors.add(`${who}: download ${audio.status}, ${wav.length} of ${job.output.audio.sizeBytes} bytes`);
+      else if (samplesDigest(wav) !== referenceDigest) errors.add(`${who}: the audio samples differ from espeak-ng run directly`);
+      if (job.costMillicents !== EXPECTED_COST) errors.add(`${who}: cost ${job.costMillicents}, expected ${EXPECTED_COST}`);
+      return { ms, completedMs, audioSeconds: job.output.durationSeconds, audioBytes: wav.length };
+    };
+
+    const servicePid = service.pid;
+    const viaService = async () => {
+      const cpu0 = cpuWithChildren(servicePid);
+      const r = await viaServer('service', base, headers);
+      return { ...r, cpuMs: (cpuWithChildren(servicePid) - cpu0) * 1000 };
+    };
+    const floorBase = floor.base;
+    const floorPid = floor.pid;
+    const viaFloor = async () => {
+      const cpu0 = cpuWithChildren(floorPid);
+      const r = await viaServer('floor', floorBase, floorHeaders);
+      return { ...r, cpuMs: (cpuWithChildren(floorPid) - cpu0) * 1000 };
     };
 
     log(`(s) local speech: ${[...TEXT].length} characters, espeak-ng ${engines.espeak.version}, ${WARMUP} warm-up and ${RUNS} measured runs per side, one at a time`);
     for (let i = 0; i < WARMUP; i++) {
       await direct();
       await viaService();
+      await viaFloor();
     }
     const pairs: SpeechPair[] = [];
     let audio = { audioSeconds: NaN, audioBytes: NaN };
     for (let i = 0; i < RUNS; i++) {
       try {
         const d = await direct();
+        // The service and the floor take turns at going first after the direct run.
+        const f0 = i % 2 === 1 ? await viaFloor() : undefined;
         const s = await viaService();
+        const f = f0 ?? (await viaFloor());
         audio = s;
-        pairs.push({ directMs: round(d.ms), directCpuMs: round(d.cpuMs), serviceCpuMs: round(s.cpuMs), serviceMs: round(s.ms), completedMs: round(s.completedMs), ratio: s.ms / d.ms });
+        pairs.push({
+          directMs: round(d.ms),
+          directCpuMs: round(d.cpuMs),
+          serviceCpuMs: round(s.cpuMs),
+          serviceMs: round(s.ms),
+          completedMs: round(s.completedMs),
+          ratio: s.ms / d.ms,
+          floorMs: round(f.ms),
+          floorCompletedMs: round(f.completedMs),
+          floorCpuMs: round(f.cpuMs),
+        });
       } catch (err) {
         errors.add(String(err));
       }
@@ -252,11 +305,18 @@ export async function runLocalSpeechBench(): Promise<LocalSpeechBenchResult> {
         serviceCpuMs: median(pairs.map((p) => p.serviceCpuMs)),
         cpuRatio: sumRatio(pairs.map((p) => p.serviceCpuMs), pairs.map((p) => p.directCpuMs)),
         completedRatio: median(pairs.map((p) => p.completedMs / p.directMs)),
+        floorRatio: median(pairs.map((p) => p.floorMs / p.directMs)),
+        floorMs: median(pairs.map((p) => p.floorMs)),
+        floorCompletedRatio: median(pairs.map((p) => p.floorCompletedMs / p.directMs)),
+        floorCpuMs: median(pairs.map((p) => p.floorCpuMs)),
+        floorCpuRatio: sumRatio(pairs.map((p) => p.floorCpuMs), pairs.map((p) => p.directCpuMs)),
+        serviceShare: median(pairs.map((p) => p.serviceMs / p.floorMs)),
         pairs,
       },
     };
   } finally {
     await service?.child.stop();
+    await floor?.child.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -274,7 +334,11 @@ export function reportLocalSpeechBench(r: LocalSpeechBenchResult): void {
       `(job known complete after ${d.completedMs} ms, ratio ${d.completedRatio.toFixed(2)}); ` +
       `CPU per run: espeak-ng direct ${d.directCpuMs.toFixed(0)} ms, service with espeak-ng ${d.serviceCpuMs.toFixed(0)} ms, ratio ${d.cpuRatio.toFixed(2)}; ${d.audioSeconds} s of audio, ${d.audioBytes} bytes`,
   );
-  log(`    pairs (direct/service ms): ${d.pairs.map((p) => `${p.directMs}/${p.serviceMs}`).join(' ')}`);
+  log(
+    `    floor (bench/floor-speech-server.ts, no database, no durable write): ${d.floorRatio.toFixed(2)} of the direct run (median ${d.floorMs} ms; ` +
+      `job known complete at ${d.floorCompletedRatio.toFixed(2)}; CPU per run ${d.floorCpuMs.toFixed(0)} ms, ratio ${d.floorCpuRatio.toFixed(2)}); service / floor ${d.serviceShare.toFixed(2)}`,
+  );
+  log(`    rounds (direct/service/floor ms): ${d.pairs.map((p) => `${p.directMs}/${p.serviceMs}/${p.floorMs}`).join(' ')}`);
   log(`(s) every run completed, charged ${EXPECTED_COST}, with espeak-ng's own samples: ${r.ok ? 'OK' : `FAILED (${r.errors.count} errors: ${r.errors.samples.join(' | ')})`}`);
 }
 
