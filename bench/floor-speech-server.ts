@@ -6,10 +6,12 @@
  *                               stored) and looked up in a Map, the body parsed, 202 with a job id;
  *                               then espeak-ng spawned with the engine's own arguments (espeakArgs),
  *                               the text on stdin, its WAV read whole from stdout, the true sizes
- *                               written into its header (the engine's fixWavHeader) and its SHA-256
+ *                               written into its header (as the engine's fixWavHeader does, in the
+ *                               first chunk: the pipe's chunks are never joined) and its SHA-256
  *                               taken (the output's `sha256`, which callers verify);
  *   GET /v1/jobs/{id}/stream    the job's snapshot as an SSE `job` event the moment it completes;
- *   GET /floor-files/{id}       the WAV, from memory (once: it is dropped as it is served).
+ *   GET /floor-files/{id}       the WAV, from memory, chunk by chunk (once: it is dropped as it
+ *                               is served).
  *
  * Nothing else: no database (so no idempotency, points, credit hold, job row or settlement), no
  * durable write of the result (no file, no fsync), no content check, no work directory, no
@@ -22,10 +24,11 @@
  * in millicents per 1,000 characters, for the snapshot's cost). Listens on 127.0.0.1:PORT.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { sha256Hex } from '../src/lib/crypto.js';
 import { newId } from '../src/lib/ids.js';
-import { espeakArgs, fixWavHeader, PITCH, RATE } from '../src/providers/local/espeak.js';
+import { espeakArgs, PITCH, RATE } from '../src/providers/local/espeak.js';
 
 const keyHash = sha256Hex(process.env.FLOOR_OPEN_KEY ?? '');
 const espeakPath = process.env.FLOOR_ESPEAK_PATH ?? 'espeak-ng';
@@ -37,7 +40,7 @@ interface FloorJob {
   waiting: FastifyReply[];
 }
 const jobs = new Map<string, FloorJob>();
-const files = new Map<string, Buffer>();
+const files = new Map<string, Buffer[]>();
 
 const app = Fastify({ logger: false, genReqId: () => newId() });
 
@@ -57,6 +60,22 @@ function settle(id: string, job: FloorJob, snapshot: Record<string, unknown>): v
   for (const reply of job.waiting.splice(0)) reply.raw.end(event(snapshot));
 }
 
+/**
+ * The engine's header fix (fixWavHeader) made in the first chunk, where espeak-ng's canonical
+ * 44-byte header lies (RIFF, WAVE, a PCM `fmt ` chunk, then `data`), without joining the chunks.
+ */
+function fixInPlace(chunks: Buffer[]): { bytes: number; seconds: number } | undefined {
+  const head = chunks[0];
+  const total = chunks.reduce((n, c) => n + c.length, 0);
+  if (!head || head.length < 44) return undefined;
+  const canonical = head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 16) === 'WAVEfmt ' && head.readUInt16LE(20) === 1 && head.toString('latin1', 36, 40) === 'data';
+  const blockAlign = head.readUInt16LE(32);
+  if (!canonical || blockAlign === 0 || total === 44 || (total - 44) % blockAlign !== 0) return undefined;
+  head.writeUInt32LE(total - 8, 4);
+  head.writeUInt32LE(total - 44, 40);
+  return { bytes: total, seconds: Math.round(((total - 44) / head.readUInt32LE(28)) * 1000) / 1000 };
+}
+
 /** espeak-ng run as the engine runs it; the WAV fixed, hashed and kept in memory. */
 function synthesize(id: string, job: FloorJob, text: string, voice: string, rate: number, pitch: number): void {
   const child = spawn(espeakPath, espeakArgs(voice, rate, pitch), { stdio: ['pipe', 'pipe', 'ignore'] });
@@ -64,16 +83,19 @@ function synthesize(id: string, job: FloorJob, text: string, voice: string, rate
   child.stdout.on('data', (c: Buffer) => out.push(c));
   child.on('error', () => settle(id, job, { ...job.snapshot, status: 'failed', errorCode: 'PROVIDER_ERROR' }));
   child.on('close', (code) => {
-    if (code !== 0) return settle(id, job, { ...job.snapshot, status: 'failed', errorCode: 'PROVIDER_ERROR' });
-    const wav = fixWavHeader(Buffer.concat(out));
-    const sha256 = sha256Hex(wav.bytes);
-    files.set(id, wav.bytes);
+    const wav = code === 0 ? fixInPlace(out) : undefined;
+    if (!wav) return settle(id, job, { ...job.snapshot, status: 'failed', errorCode: 'PROVIDER_ERROR' });
+    // Hashed chunk by chunk and kept as chunks: not even the join of the pipe's chunks is made.
+    const hash = createHash('sha256');
+    for (const chunk of out) hash.update(chunk);
+    const sha256 = hash.digest('hex');
+    files.set(id, out);
     const characters = [...text].length;
     settle(id, job, {
       ...job.snapshot,
       status: 'completed',
       costMillicents: Math.ceil((perThousand * characters) / 1000),
-      output: { audio: { url: `/floor-files/${id}`, mimeType: 'audio/wav', sizeBytes: wav.bytes.length, sha256 }, format: 'wav', characters, durationSeconds: wav.seconds },
+      output: { audio: { url: `/floor-files/${id}`, mimeType: 'audio/wav', sizeBytes: wav.bytes, sha256 }, format: 'wav', characters, durationSeconds: wav.seconds },
     });
   });
   child.stdin.end(text);
@@ -110,13 +132,16 @@ app.get<{ Params: { id: string } }>('/v1/jobs/:id/stream', (request, reply) => {
 });
 
 app.get<{ Params: { id: string } }>('/floor-files/:id', (request, reply) => {
-  const bytes = files.get(request.params.id);
-  if (!bytes) {
+  const chunks = files.get(request.params.id);
+  if (!chunks) {
     reply.code(404).send({ success: false, code: 'NOT_FOUND', message: 'Not found.', requestId: request.id });
     return;
   }
   files.delete(request.params.id);
-  reply.header('content-type', 'audio/wav').header('content-length', String(bytes.length)).send(bytes);
+  reply.hijack();
+  reply.raw.writeHead(200, { 'content-type': 'audio/wav', 'content-length': String(chunks.reduce((n, c) => n + c.length, 0)) });
+  for (const chunk of chunks) reply.raw.write(chunk);
+  reply.raw.end();
 });
 
 app.get('/readyz', async () => ({ ok: true }));
