@@ -45,6 +45,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { probeEngines } from '../src/providers/local/engines.js';
 import { espeakArgs, PITCH, RATE } from '../src/providers/local/espeak.js';
+import { descendantsOf } from '../src/providers/local/process-tree.js';
 import { median, ROOT, seedRunTenant, startBare, startService, type Service } from './jobs-support.js';
 import { cpuTimes } from './processes.js';
 
@@ -151,10 +152,20 @@ function reapedChildrenCpu(pid: number): number {
   }
 }
 
-/** CPU seconds of a process and of the children it has reaped (the service and its espeak-ng runs). */
+/**
+ * CPU seconds of a process tree: the process, its live descendants, and the children each has
+ * reaped. For the service that is its own process, its launcher's helper (a live child) and the
+ * espeak-ng runs the helper started and reaped; for the floor, itself and its espeak-ng runs.
+ */
 function cpuWithChildren(pid: number): number {
-  const own = cpuTimes(pid);
-  return own.user + own.system + reapedChildrenCpu(pid);
+  let total = 0;
+  for (const p of [pid, ...descendantsOf(pid)]) {
+    const own = cpuTimes(p);
+    const cpu = own.user + own.system + reapedChildrenCpu(p);
+    // A descendant that ended between the listing and the read counts in its parent's reaped time.
+    if (Number.isFinite(cpu) || p === pid) total += cpu;
+  }
+  return total;
 }
 
 const samplesDigest = (wav: Buffer): string => createHash('sha256').update(wav.subarray(44)).digest('hex');

@@ -16,6 +16,7 @@ import { buildApp } from './app.js';
 import { createDeps, type Deps } from './deps.js';
 import { OPERATIONS } from './operations/registry.js';
 import { probeEngines } from './providers/local/engines.js';
+import { launcher } from './providers/local/launcher.js';
 import { acquireServerLock } from './process-lock.js';
 import { startWorkers } from './worker/runner.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
@@ -83,6 +84,8 @@ export async function runServer(config: Config): Promise<void> {
   }
   // The job worker, the webhook delivery worker and housekeeping (worker/runner.ts).
   if (config.role !== 'api') stops.push(startWorkers(deps));
+  // A worker that runs local engine programs starts their launcher now, not at its first job.
+  if (config.role !== 'api' && Object.keys(deps.providers.engines).length > 0) launcher.prepare();
   // Worker timers are unref'd (they must not hold a closing process open), so a process without
   // an HTTP listener needs something that keeps it running until it is told to stop.
   const keepAlive = address ? undefined : setInterval(() => {}, 1 << 30);

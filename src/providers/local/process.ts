@@ -15,15 +15,23 @@
  * reaches the program: such a death, by a signal this module did not send, rejects with
  * WorkerShutdown, and the attempt is left to recovery as at any shutdown instead of failing.
  *
+ * The program is started by the launcher's helper process (launcher.ts), not by this process: a
+ * fork of the service (about 180 MB) cost 5 to 10 ms of its event loop a program, and the
+ * copy-on-write faults after it more CPU still. The helper is forked without `detached`, so the
+ * programs it starts are in this session and process group as described above; their stdin and
+ * stdout are a socket to this process, and this module kills them by pid as before. Where the
+ * helper cannot be used, the program is spawned here directly.
+ *
  * Invariant: when `runProgram` settles, the child has exited and its directory is gone; no
  * orphaned process and no temporary file outlive a run.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkerShutdown } from '../types.js';
+import { launcher, type StartedProgram } from './launcher.js';
+import { descendantsOf, signalQuietly } from './process-tree.js';
 
 export interface ProgramRun {
   path: string;
@@ -87,7 +95,11 @@ export function runProgram(run: ProgramRun, cwd: string): Promise<ProgramResult>
     }
     const maxStdout = run.maxStdoutBytes ?? 64 * 1024 * 1024;
     const maxStderr = run.maxStderrBytes ?? 64 * 1024;
-    const child = spawn(run.path, run.args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' } });
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+    // Started by the launcher's helper process (no fork of this process), or directly where it
+    // cannot be used.
+    const child: StartedProgram =
+      launcher.start(run.path, run.args, { cwd, env, maxStderrBytes: maxStderr }) ?? spawn(run.path, run.args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env });
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
@@ -150,48 +162,4 @@ export function runProgram(run: ProgramRun, cwd: string): Promise<ProgramResult>
     if (run.stdin !== undefined) child.stdin.end(run.stdin);
     else child.stdin.end();
   });
-}
-
-/**
- * Every live descendant of `pid` (Linux: /proc; elsewhere none, and only the program itself is
- * killed). Read before anything is killed, so the parent links still lead to them.
- */
-function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    // Fields after the command name (which may hold spaces and parentheses): state, ppid, …
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const list = children.get(ppid);
-    if (list) list.push(Number(entry));
-    else children.set(ppid, [Number(entry)]);
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0; ) {
-    for (const c of children.get(queue.pop()!) ?? []) {
-      found.push(c);
-      queue.push(c);
-    }
-  }
-  return found;
-}
-
-function signalQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
 }

@@ -1,0 +1,90 @@
+/**
+ * The launcher (src/providers/local/launcher.ts): local engine programs are started by a small
+ * helper process, so the service never forks itself (a fork copies its page tables and blocks its
+ * event loop, 5 to 10 ms from a 180 MB service on a 2-CPU VM). Checked here: the helper is the
+ * program's parent and the program's stdin and stdout are a socket to this process (nothing is
+ * relayed); a helper that dies takes its programs with it and fails their runs, and the next run
+ * gets a new helper; a service that dies outright (its channel to the helper closed) leaves no
+ * program running. Timeouts, aborts, outside signals and bounds go through the launcher in
+ * local-ffmpeg.test.ts and local-espeak.test.ts, since every run now does.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { launcher } from '../../src/providers/local/launcher.js';
+import { runProgram, withWorkDir } from '../../src/providers/local/process.js';
+import { waitFor } from '../support/wait.js';
+
+/** True while a process runs (a zombie awaiting its reaper counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+const pidIn = (dir: string, name: string) =>
+  waitFor(`${name} to be written`, () => {
+    try {
+      const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
+      return pid > 0 ? pid : false;
+    } catch {
+      return false;
+    }
+  });
+
+describe('launcher: programs are started by a helper process', { skip: process.platform !== 'linux' ? 'Linux only (/proc)' : false }, () => {
+  test('the helper, not this process, is the program’s parent; its stdin and stdout are a socket to this process, its stdin read to the end', async () => {
+    const text = 'x'.repeat(300_000);
+    const { stdout } = await withWorkDir((dir) =>
+      runProgram({ path: '/bin/sh', args: ['-c', 'echo "$PPID"; readlink /proc/$$/fd/0; readlink /proc/$$/fd/1; wc -c'], stdin: text, timeoutMs: 30_000 }, dir),
+    );
+    const [parent, stdinLink, stdoutLink, count] = stdout.toString().trim().split('\n');
+    assert.equal(Number(parent), launcher.helperPid, 'started by the helper');
+    assert.notEqual(Number(parent), process.pid, 'not forked from this process');
+    assert.match(stdinLink!, /^socket:/);
+    assert.equal(stdoutLink, stdinLink, 'one connection, both ways');
+    assert.equal(Number(count), text.length, 'the whole stdin reached the program');
+  });
+
+  test('a helper that dies takes its programs with it and fails their runs; the next run gets a new helper', async () => {
+    await withWorkDir(async (dir) => {
+      const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; sleep 300 & echo $! > child.pid; wait'], timeoutMs: 60_000 }, dir);
+      const [self, child] = [await pidIn(dir, 'self.pid'), await pidIn(dir, 'child.pid')];
+      const helper = launcher.helperPid!;
+      process.kill(helper, 'SIGKILL');
+      await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'exit');
+      await waitFor('the program and its child to be gone', () => !alive(self) && !alive(child), 10_000);
+      const { stdout } = await runProgram({ path: '/bin/echo', args: ['again'], timeoutMs: 30_000 }, dir);
+      assert.equal(stdout.toString(), 'again\n');
+      assert.ok(launcher.helperPid !== undefined && launcher.helperPid !== helper, 'a new helper');
+    });
+  });
+
+  test('a service killed outright (SIGKILL: no stop code runs) leaves no program running', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'was-launcher-test-'));
+    try {
+      // A process that starts a program through the launcher, as a worker does, and then waits.
+      const processModule = pathToFileURL(resolve('src/providers/local/process.ts')).href;
+      const script = `import { runProgram } from ${JSON.stringify(processModule)};
+        runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; sleep 300 & echo $! > child.pid; wait'], timeoutMs: 600000 }, ${JSON.stringify(dir)}).catch(() => {});
+        setInterval(() => {}, 1000);`;
+      const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+      try {
+        const [self, child] = [await pidIn(dir, 'self.pid'), await pidIn(dir, 'child.pid')];
+        assert.ok(alive(self) && alive(child));
+        service.kill('SIGKILL');
+        await waitFor('the program and its child to be gone', () => !alive(self) && !alive(child), 10_000);
+      } finally {
+        service.kill('SIGKILL');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
