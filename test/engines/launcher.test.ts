@@ -5,13 +5,13 @@
  * program's parent and the program's stdin and stdout are a socket to this process (nothing is
  * relayed); a helper that dies takes its programs with it and fails their runs, and the next run
  * gets a new helper; a service that dies outright (its channel to the helper closed) leaves no
- * program running. Timeouts, aborts, outside signals and bounds go through the launcher in
+ * program running and no socket directory. Timeouts, aborts, outside signals and bounds go through the launcher in
  * local-ffmpeg.test.ts and local-espeak.test.ts, since every run now does.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -66,7 +66,7 @@ describe('launcher: programs are started by a helper process', { skip: process.p
     });
   });
 
-  test('a service killed outright (SIGKILL: no stop code runs) leaves no program running', async () => {
+  test('a service killed outright (SIGKILL: no stop code runs) leaves no program running and no socket directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'was-launcher-test-'));
     try {
       // A process that starts a program through the launcher, as a worker does, and then waits.
@@ -74,12 +74,16 @@ describe('launcher: programs are started by a helper process', { skip: process.p
       const script = `import { runProgram } from ${JSON.stringify(processModule)};
         runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; sleep 300 & echo $! > child.pid; wait'], timeoutMs: 600000 }, ${JSON.stringify(dir)}).catch(() => {});
         setInterval(() => {}, 1000);`;
-      const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+      // Its temporary directory is this test's, so what it leaves there can be seen.
+      const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore', env: { ...process.env, TMPDIR: dir } });
       try {
         const [self, child] = [await pidIn(dir, 'self.pid'), await pidIn(dir, 'child.pid')];
         assert.ok(alive(self) && alive(child));
+        const sockets = () => readdirSync(dir).filter((name) => name.startsWith('was-launch-'));
+        assert.equal(sockets().length, 1, 'the launcher’s socket directory is in the service’s TMPDIR');
         service.kill('SIGKILL');
         await waitFor('the program and its child to be gone', () => !alive(self) && !alive(child), 10_000);
+        await waitFor('the socket directory to be gone', () => sockets().length === 0, 10_000);
       } finally {
         service.kill('SIGKILL');
       }

@@ -17,11 +17,13 @@
  *
  * It ignores SIGINT, SIGTERM and SIGHUP (a signal to the service's process group reaches the
  * programs themselves, and their exits must still be reported) and exits when the service does
- * (its IPC channel closes), killing the programs still running: a service killed outright leaves
- * none behind.
+ * (its IPC channel closes), killing the programs still running and removing the socket's
+ * directory: a service killed outright leaves neither behind.
  */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { dirname } from 'node:path';
 import { killTree } from './process-tree.js';
 
 interface SpawnRequest {
@@ -44,8 +46,10 @@ const send = (message: object) => {
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
 // The service is gone (stopped, or killed without a chance to stop its programs): nothing would
 // read their output or settle their jobs, so they go with it, and whatever they started.
+// Its socket's private directory goes too: a service killed outright could not remove it.
 process.on('disconnect', () => {
   for (const pid of running) killTree(pid);
+  if (socketPath) rmSync(dirname(socketPath), { recursive: true, force: true });
   process.exit(0);
 });
 process.on('message', (m: SpawnRequest) => {

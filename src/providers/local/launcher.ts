@@ -117,6 +117,8 @@ class RemoteProgram extends EventEmitter implements StartedProgram {
   }
 
   kill(signal: NodeJS.Signals): boolean {
+    // Exited (its helper reaped it): its pid may already name another process.
+    if (this.exit) return false;
     if (this.pid === undefined) {
       this.pendingKill = signal;
       return true;
