@@ -64,7 +64,14 @@ function start(m: SpawnRequest): void {
   });
   // Nothing arrives before 'spawned' (the service writes the program's stdin only then, after this
   // process closed its copy of the socket), so this process never reads what is meant for it.
-  socket.once('connect', () => socket.write(m.token, () => launch(m, socket)));
+  socket.once('connect', () =>
+    socket.write(m.token, (err) => {
+      if (err) {
+        send({ op: 'error', token: m.token, code: (err as NodeJS.ErrnoException).code ?? 'EPIPE', message: err.message });
+        socket.destroy();
+      } else launch(m, socket);
+    }),
+  );
 }
 
 function launch(m: SpawnRequest, socket: ReturnType<typeof connect>): void {
