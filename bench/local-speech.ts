@@ -39,7 +39,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -140,18 +140,6 @@ function runDirect(path: string): Promise<Buffer> {
   });
 }
 
-/** The samples of a WAV (everything after its 44-byte header: espeak-ng writes no other chunk). */
-/** CPU seconds (user + system) of the children a process has reaped (Linux /proc; NaN elsewhere). */
-function reapedChildrenCpu(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 /**
  * CPU seconds of a process tree: the process, its live descendants, and the children each has
  * reaped. For the service that is its own process, its launcher's helper (a live child) and the
@@ -160,14 +148,15 @@ function reapedChildrenCpu(pid: number): number {
 function cpuWithChildren(pid: number): number {
   let total = 0;
   for (const p of [pid, ...descendantsOf(pid)]) {
-    const own = cpuTimes(p);
-    const cpu = own.user + own.system + reapedChildrenCpu(p);
+    const t = cpuTimes(p);
+    const cpu = t.user + t.system + t.children;
     // A descendant that ended between the listing and the read counts in its parent's reaped time.
     if (Number.isFinite(cpu) || p === pid) total += cpu;
   }
   return total;
 }
 
+/** The samples of a WAV (everything after its 44-byte header: espeak-ng writes no other chunk). */
 const samplesDigest = (wav: Buffer): string => createHash('sha256').update(wav.subarray(44)).digest('hex');
 
 /** Reads the job's event stream until a snapshot with a final status arrives. */
@@ -336,7 +325,7 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 /** CPU times are counted in 10 ms ticks: their ratio is taken over the sums of every pair, not per pair. */
 const sumRatio = (a: number[], b: number[]) => a.reduce((x, y) => x + y, 0) / b.reduce((x, y) => x + y, 0);
 /** CPU seconds of this process's reaped children (the direct espeak-ng runs). */
-const children = () => reapedChildrenCpu(process.pid);
+const children = () => cpuTimes(process.pid).children;
 
 export function reportLocalSpeechBench(r: LocalSpeechBenchResult): void {
   const d = r.detail;

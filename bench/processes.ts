@@ -99,13 +99,17 @@ export async function waitReady(url: string, child: Child, timeoutMs = 30_000): 
 
 const CLOCK_TICKS_PER_S = 100;
 
-/** User and system CPU seconds a process has used so far (Linux /proc; NaN elsewhere). */
-export function cpuTimes(pid: number): { user: number; system: number } {
+/**
+ * User and system CPU seconds a process has used so far, and `children`: those of the children it
+ * has reaped (Linux /proc; NaN elsewhere).
+ */
+export function cpuTimes(pid: number): { user: number; system: number; children: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { user: Number(fields[11]) / CLOCK_TICKS_PER_S, system: Number(fields[12]) / CLOCK_TICKS_PER_S };
+    const ticks = (i: number) => Number(fields[i]) / CLOCK_TICKS_PER_S;
+    return { user: ticks(11), system: ticks(12), children: ticks(13) + ticks(14) };
   } catch {
-    return { user: NaN, system: NaN };
+    return { user: NaN, system: NaN, children: NaN };
   }
 }

@@ -11,32 +11,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { launcher } from '../../src/providers/local/launcher.js';
 import { runProgram, withWorkDir } from '../../src/providers/local/process.js';
+import { isRunning, pidWritten } from '../support/engines.js';
 import { waitFor } from '../support/wait.js';
-
-/** True while a process runs (a zombie awaiting its reaper counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-const pidIn = (dir: string, name: string) =>
-  waitFor(`${name} to be written`, () => {
-    try {
-      const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
-      return pid > 0 ? pid : false;
-    } catch {
-      return false;
-    }
-  });
 
 describe('launcher: programs are started by a helper process', { skip: process.platform !== 'linux' ? 'Linux only (/proc)' : false }, () => {
   test('the helper, not this process, is the program’s parent; its stdin and stdout are a socket to this process, its stdin read to the end', async () => {
@@ -55,11 +37,11 @@ describe('launcher: programs are started by a helper process', { skip: process.p
   test('a helper that dies takes its programs with it and fails their runs; the next run gets a new helper', async () => {
     await withWorkDir(async (dir) => {
       const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; sleep 300 & echo $! > child.pid; wait'], timeoutMs: 60_000 }, dir);
-      const [self, child] = [await pidIn(dir, 'self.pid'), await pidIn(dir, 'child.pid')];
+      const [self, child] = [await pidWritten(dir, 'self.pid'), await pidWritten(dir, 'child.pid')];
       const helper = launcher.helperPid!;
       process.kill(helper, 'SIGKILL');
       await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'exit');
-      await waitFor('the program and its child to be gone', () => !alive(self) && !alive(child), 10_000);
+      await waitFor('the program and its child to be gone', () => !isRunning(self) && !isRunning(child), 10_000);
       const { stdout } = await runProgram({ path: '/bin/echo', args: ['again'], timeoutMs: 30_000 }, dir);
       assert.equal(stdout.toString(), 'again\n');
       assert.ok(launcher.helperPid !== undefined && launcher.helperPid !== helper, 'a new helper');
@@ -77,12 +59,12 @@ describe('launcher: programs are started by a helper process', { skip: process.p
       // Its temporary directory is this test's, so what it leaves there can be seen.
       const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore', env: { ...process.env, TMPDIR: dir } });
       try {
-        const [self, child] = [await pidIn(dir, 'self.pid'), await pidIn(dir, 'child.pid')];
-        assert.ok(alive(self) && alive(child));
+        const [self, child] = [await pidWritten(dir, 'self.pid'), await pidWritten(dir, 'child.pid')];
+        assert.ok(isRunning(self) && isRunning(child));
         const sockets = () => readdirSync(dir).filter((name) => name.startsWith('was-launch-'));
         assert.equal(sockets().length, 1, 'the launcher’s socket directory is in the service’s TMPDIR');
         service.kill('SIGKILL');
-        await waitFor('the program and its child to be gone', () => !alive(self) && !alive(child), 10_000);
+        await waitFor('the program and its child to be gone', () => !isRunning(self) && !isRunning(child), 10_000);
         await waitFor('the socket directory to be gone', () => sockets().length === 0, 10_000);
       } finally {
         service.kill('SIGKILL');

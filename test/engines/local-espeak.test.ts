@@ -21,7 +21,7 @@ import { testDatabaseNames } from '../support/databases.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, drain, getJob, run } from '../support/jobs.js';
-import { installedEngines, missingPrograms } from '../support/engines.js';
+import { installedEngines, isRunning, missingPrograms } from '../support/engines.js';
 import { compileStrict } from '../../src/http/validation.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { espeakEngine, fixWavHeader, PITCH, RATE } from '../../src/providers/local/espeak.js';
@@ -74,20 +74,6 @@ function readWav(bytes: Buffer): { sampleRate: number; dataBytes: number; second
   return { sampleRate, dataBytes, seconds: dataBytes / byteRate };
 }
 
-
-/** True while a process runs (a zombie awaiting its reaper counts as gone). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 for (const dbName of testDatabaseNames()) {
   describe(`espeak-ng engine [${dbName}]`, async () => {
@@ -333,8 +319,8 @@ echo "corrupt mp3 bytes"
       await failsWith({ text: 'hang forever', format: 'wav' }, 'PROVIDER_TIMEOUT');
       const shell = Number(readFileSync(join(dir, 'shell.pid'), 'utf8'));
       const child = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
-      assert.equal(running(shell), false, 'the program is gone');
-      assert.equal(running(child), false, 'the child it started is gone');
+      assert.equal(isRunning(shell), false, 'the program is gone');
+      assert.equal(isRunning(child), false, 'the child it started is gone');
     });
   });
 }
@@ -394,7 +380,7 @@ describe('espeak-ng engine (unit)', () => {
     const reason = new Error('cancelled by the test');
     ac.abort(reason);
     await assert.rejects(attempt, (err: unknown) => err === reason);
-    assert.equal(running(Number(readFileSync(join(dir, 'child.pid'), 'utf8'))), false, 'the child espeak-ng started is gone');
+    assert.equal(isRunning(Number(readFileSync(join(dir, 'child.pid'), 'utf8'))), false, 'the child espeak-ng started is gone');
     assert.equal(existsSync(readFileSync(join(dir, 'cwd'), 'utf8').trim()), false, 'the work directory is gone');
     assert.deepEqual(leftoverDirs(), []);
   });

@@ -17,7 +17,7 @@ import { JobWorker } from '../../src/worker/job-worker.js';
 import { storeGeneratedMedia } from '../../src/modules/media/service.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { installedEngines, missingPrograms } from '../support/engines.js';
+import { installedEngines, isRunning, missingPrograms, pidWritten } from '../support/engines.js';
 import { runProgram, withWorkDir } from '../../src/providers/local/process.js';
 import { INPUT_PROBES_KEPT, probeStoredVideo } from '../../src/providers/local/video-probe.js';
 import { WorkerShutdown } from '../../src/providers/types.js';
@@ -495,48 +495,31 @@ for (const dbName of testDatabaseNames()) {
  * is a shutdown, not the program's failure. /bin/sh stands in for an engine that starts a child.
  */
 describe('runProgram: kills and outside signals', { skip: process.platform !== 'linux' ? 'Linux only (/proc)' : false }, () => {
-  /** True while a process runs (a zombie awaiting its reaper counts as gone). */
-  const alive = (pid: number): boolean => {
-    try {
-      return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
-  const pidIn = (dir: string, name: string) => waitFor(`${name} to be written`, () => {
-    try {
-      const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
-      return pid > 0 ? pid : false;
-    } catch {
-      return false;
-    }
-  });
-
   test('an abort kills the program and the process it started, and nothing outlives the run', async () => {
     await withWorkDir(async (dir) => {
       const ac = new AbortController();
       const running = runProgram({ path: '/bin/sh', args: ['-c', 'sleep 300 & echo $! > child.pid; wait'], timeoutMs: 60_000, signal: ac.signal }, dir);
-      const child = await pidIn(dir, 'child.pid');
-      assert.ok(alive(child), 'the grandchild runs');
+      const child = await pidWritten(dir, 'child.pid');
+      assert.ok(isRunning(child), 'the grandchild runs');
       ac.abort(new Error('cancelled by the test'));
       await assert.rejects(running, /cancelled by the test/);
-      await waitFor('the grandchild to be gone', () => !alive(child), 5000);
+      await waitFor('the grandchild to be gone', () => !isRunning(child), 5000);
     });
   });
 
   test('a timeout kills the program and the process it started', async () => {
     await withWorkDir(async (dir) => {
       const running = runProgram({ path: '/bin/sh', args: ['-c', 'sleep 300 & echo $! > child.pid; wait'], timeoutMs: 1500 }, dir);
-      const child = await pidIn(dir, 'child.pid');
+      const child = await pidWritten(dir, 'child.pid');
       await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'timeout');
-      await waitFor('the grandchild to be gone', () => !alive(child), 5000);
+      await waitFor('the grandchild to be gone', () => !isRunning(child), 5000);
     });
   });
 
   test('a program ended by a signal from outside (its process group signalled) rejects with WorkerShutdown', async () => {
     await withWorkDir(async (dir) => {
       const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; exec sleep 300'], timeoutMs: 60_000 }, dir);
-      const pid = await pidIn(dir, 'self.pid');
+      const pid = await pidWritten(dir, 'self.pid');
       process.kill(pid, 'SIGTERM');
       await assert.rejects(running, (err: unknown) => err instanceof WorkerShutdown);
     });
@@ -545,7 +528,7 @@ describe('runProgram: kills and outside signals', { skip: process.platform !== '
   test('a program killed by another signal is still its own failure', async () => {
     await withWorkDir(async (dir) => {
       const running = runProgram({ path: '/bin/sh', args: ['-c', 'echo $$ > self.pid; exec sleep 300'], timeoutMs: 60_000 }, dir);
-      const pid = await pidIn(dir, 'self.pid');
+      const pid = await pidWritten(dir, 'self.pid');
       process.kill(pid, 'SIGKILL');
       await assert.rejects(running, (err: Error & { kind?: string }) => err.kind === 'exit');
     });

@@ -3,7 +3,10 @@
  * machine without them such a test is skipped with a printed reason; in CI (`CI=true`) a missing
  * program fails the test instead, since .ci/run installs them.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { probeEngines, type LocalEngines } from '../../src/providers/local/engines.js';
+import { waitFor } from './wait.js';
 
 let probed: Promise<LocalEngines> | undefined;
 
@@ -27,4 +30,30 @@ export async function missingPrograms(...programs: (keyof LocalEngines)[]): Prom
   if (process.env.CI === 'true') throw new Error(`CI must have every engine: this test ${reason}`);
   process.stdout.write(`# skipped: ${reason}\n`);
   return reason;
+}
+
+/** True while a process runs (a zombie awaiting its reaper counts as gone). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The pid a program wrote into `dir/name` (`echo $$ > name`), once it is there. */
+export function pidWritten(dir: string, name: string): Promise<number> {
+  return waitFor(`${name} to be written`, () => {
+    try {
+      const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
+      return pid > 0 ? pid : false;
+    } catch {
+      return false;
+    }
+  });
 }
