@@ -31,6 +31,7 @@ import { TEST_SECRET_KEY } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { uniqueEmail } from '../support/seed.js';
 import { waitUntil } from '../support/wait.js';
+import { needsDist } from '../support/requirements.js';
 
 interface CliResult {
   code: number;
@@ -497,7 +498,7 @@ test('cli: a wrong command line is refused before the database is opened (no SQL
 
 const MAIN = resolve('dist/main.js');
 const BUILT = existsSync(MAIN);
-const skipUnbuilt = BUILT ? false : 'dist/main.js is missing: run `npm run build` (npm test builds first)';
+const skipUnbuilt = BUILT ? false : needsDist();
 
 /** The environment a fresh operator shell would have: no configuration leaks from this process. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

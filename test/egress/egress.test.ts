@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { createEgress, isAddressAllowed } from '../../src/egress/client.js';
+import { needsProgram } from '../support/requirements.js';
 import { EgressError, type Egress, type EgressErrorCode } from '../../src/egress/types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -640,9 +641,9 @@ describe('size caps and timeouts', () => {
 // TLS: verification stays on, SNI uses the host name although the lookup is pinned
 
 describe('TLS', () => {
-  const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+  const opensslMissing = needsProgram('openssl', ['version'], 'openssl');
 
-  test('certificate verification and SNI work through the pinned lookup', { skip: !hasOpenssl && 'openssl not found' }, () => {
+  test('certificate verification and SNI work through the pinned lookup', { skip: opensslMissing }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'egress-tls-'));
     try {
       const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });

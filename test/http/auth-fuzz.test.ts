@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_REGISTRY } from '../../src/http/errors.js';
+import { specStatusesOf } from '../support/spec-errors.js';
 import { isUuid } from '../../src/lib/ids.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
@@ -131,6 +132,8 @@ function assertErrorEnvelope(res: LightMyRequestResponse): { code: string } {
   assert.equal(body.success, false, res.body);
   assert.ok(Object.hasOwn(ERROR_REGISTRY, body.code), `registered code: ${body.code}`);
   assert.equal(res.statusCode, ERROR_REGISTRY[body.code as keyof typeof ERROR_REGISTRY][0], `status of ${body.code}`);
+  const spec = specStatusesOf(body.code);
+  assert.ok(!spec || spec.includes(res.statusCode), `decisions.md section 3 gives ${body.code} ${spec?.join('/')}, not ${res.statusCode}`);
   assert.equal(typeof body.message, 'string');
   assert.equal(body.requestId, res.headers['x-request-id']);
   return body;

@@ -24,6 +24,7 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_REGISTRY, type ErrorCode } from '../../src/http/errors.js';
+import { specStatusesOf } from '../support/spec-errors.js';
 import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { EVENT_TYPES } from '../../src/modules/events/store.js';
@@ -385,6 +386,8 @@ function assertContract(f: Fixture, caller: Side, res: LightMyRequestResponse, a
   assert.equal(body.success, false, res.body);
   assert.ok(Object.hasOwn(ERROR_REGISTRY, body.code), `registered code: ${body.code}`);
   assert.equal(res.statusCode, ERROR_REGISTRY[body.code as ErrorCode][0], `registered status of ${body.code}: ${res.statusCode}`);
+  const spec = specStatusesOf(body.code);
+  assert.ok(!spec || spec.includes(res.statusCode), `decisions.md section 3 gives ${body.code} ${spec?.join('/')}, not ${res.statusCode}`);
   assert.notEqual(res.statusCode, 403, `never 403 for the caller's own key: ${res.body}`);
   assert.equal(typeof body.message, 'string');
   assert.equal(body.requestId, res.headers['x-request-id']);

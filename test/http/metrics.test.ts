@@ -26,9 +26,10 @@ import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { startMetricsListener } from '../../src/http/metrics-listener.js';
-import { distMissing, DIST_MAIN, PROCESS_SECRET_KEY, startServer } from '../support/processes.js';
+import { PROCESS_SECRET_KEY, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import type { Database } from '../../src/db/schema.js';
+import { needsDist } from '../support/requirements.js';
 
 const receiver = HttpsReceiver.forThisFile();
 
@@ -361,7 +362,7 @@ describeEachDatabase(
 
 test(
   'a ROLE=worker process with METRICS_PORT serves its own /metrics (its housekeeping counters, process metrics), and stops cleanly',
-  { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false },
+  { skip: needsDist() },
   async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'was-metrics-'));
     const worker = await startServer({ ROLE: 'worker', METRICS_PORT: '0', DATABASE_URL: `sqlite:${join(dataDir, 'service.db')}`, DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY });

@@ -10,7 +10,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -24,16 +24,13 @@ import { FIXTURE_CERT, HttpsReceiver } from '../support/https-receiver.js';
 import { onLogLines } from '../support/processes.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
+import { needsDist, needsPostgres } from '../support/requirements.js';
 
 const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'stream-admin-token-0123456789';
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 
-const skip = !process.env.TEST_DATABASE_URL
-  ? 'needs TEST_DATABASE_URL (PostgreSQL)'
-  : !existsSync(DIST_MAIN)
-    ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)`
-    : false;
+const skip = needsPostgres() || needsDist();
 
 interface Proc {
   child: ChildProcess;

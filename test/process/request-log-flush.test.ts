@@ -12,7 +12,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DIST_MAIN, distMissing, onLogLines } from '../support/processes.js';
+import { DIST_MAIN, onLogLines } from '../support/processes.js';
+import { needsDist } from '../support/requirements.js';
 
 type LogLine = Record<string, unknown>;
 
@@ -96,7 +97,7 @@ function checkLines(lines: LogLine[], answered: Map<string, number>): void {
   assert.ok(!JSON.stringify(lines).includes(KEY.slice(5, 25)), 'the key never reaches the log');
 }
 
-describe('request log lines survive a stop right after a burst (built server, LOG_LEVEL=info)', { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false }, () => {
+describe('request log lines survive a stop right after a burst (built server, LOG_LEVEL=info)', { skip: needsDist() }, () => {
   test('SIGTERM during a burst: every answered request has its line, then "stopped", exit 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'was-logflush-'));
     try {

@@ -24,8 +24,9 @@ import { systemClock } from '../../src/lib/clock.js';
 import { sumOpenHolds } from '../../src/modules/billing/store.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
+import { needsDist } from '../support/requirements.js';
 
 const STEPS = 5;
 const COST = 2_500; // below the hold (music.generate of 10 s holds 5000), so a step charged twice would show
@@ -36,7 +37,7 @@ const RAISED_LIMITS = { pointsPerMinute: 1_000_000, waitingJobs: 1_000 };
 const databases = testDatabaseNames().filter((n) => n !== 'pglite'); // PGlite lives inside one process
 
 for (const name of databases) {
-  describe(`worker crash mid-job [${name}]`, { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false }, () => {
+  describe(`worker crash mid-job [${name}]`, { skip: needsDist() }, () => {
     let database: TestDatabase;
     let dataDir: string;
     const processes: ServerProcess[] = [];

@@ -36,8 +36,9 @@ import {
   priceFromParams,
   priceParamsFor,
 } from '../../src/providers/prices.js';
-import { distMissing, DIST_MAIN, onLogLines, startServer } from '../support/processes.js';
+import { DIST_MAIN, onLogLines, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
+import { needsDist } from '../support/requirements.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'was-providers-file-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -899,7 +900,7 @@ describe('the example providers files', () => {
   });
 });
 
-describe('the built server and the providers file (node dist/main.js serve)', { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false }, () => {
+describe('the built server and the providers file (node dist/main.js serve)', { skip: needsDist() }, () => {
   test('a broken providers file stops start-up with exit code 78 and every problem on stderr', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'was-providers-proc-'));
     try {

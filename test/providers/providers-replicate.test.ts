@@ -30,8 +30,9 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { mp3, mp4, png, sha256, upload, wav } from '../support/media.js';
-import { distMissing, DIST_MAIN, httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
+import { needsDist } from '../support/requirements.js';
 
 const OPERATOR_TOKEN = 'r8_operator_token_0123456789abcdef';
 const PERSONAL_TOKEN = 'r8_personal_token_fedcba9876543210';
@@ -458,7 +459,7 @@ const LEASE_MS = 2_000;
 const RAISED_LIMITS = { pointsPerMinute: 1_000_000, waitingJobs: 1_000 };
 
 for (const name of testDatabaseNames().filter((n) => n !== 'pglite')) {
-  describe(`replicate provider: worker crash mid-prediction [${name}]`, { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first` : false }, () => {
+  describe(`replicate provider: worker crash mid-prediction [${name}]`, { skip: needsDist() }, () => {
     let database: TestDatabase;
     let dataDir: string;
     let fake: FakeReplicate;

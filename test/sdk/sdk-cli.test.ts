@@ -24,11 +24,12 @@ import { progressReporter } from '../../packages/sdk/src/cli/progress.js';
 import type { Job } from '../../packages/sdk/src/types.js';
 import { listenTest } from '../support/sdk-listen.js';
 import { waitUntil } from '../support/wait.js';
+import { needsProgram } from '../support/requirements.js';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 /** util-linux `script`, which runs a command on a pseudo-terminal (absent on some machines: the terminal test is skipped there). */
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+const scriptMissing = needsProgram('script', ['--version'], 'bsdutils (util-linux script)');
 
 /**
  * A proxy in front of the service that changes output pages in transit: every page read with a
@@ -227,7 +228,7 @@ describeEachServer('was-client', (get) => {
     await adminPost(server.base, `/admin/v1/workspaces/${tenant.workspaceId}/settings`, { limits: { pointsPerMinute: 100_000 } });
   });
 
-  test('run --wait on a terminal (a pseudo-terminal from util-linux script): the bar is redrawn in place and ends at completed 100%, then the result', { skip: hasScript ? false : 'util-linux script is not installed' }, async () => {
+  test('run --wait on a terminal (a pseudo-terminal from util-linux script): the bar is redrawn in place and ends at completed 100%, then the result', { skip: scriptMissing }, async () => {
     const { env } = get();
     const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
     const command = [process.execPath, CLI_MAIN, 'run', 'image.generate', '--input', '{"prompt":"a kite [sim:delay=400] [sim:steps=4]"}', '--wait'].map(quote).join(' ');

@@ -1,6 +1,7 @@
 /** Envelope assertions shared by the HTTP tests. */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
+import { specStatusesOf } from './spec-errors.js';
 
 /** Asserts the error envelope with `status` and `code` (and the request id header); returns the body. */
 export function assertError(res: LightMyRequestResponse, status: number, code: string): any {
@@ -8,6 +9,8 @@ export function assertError(res: LightMyRequestResponse, status: number, code: s
   const body = res.json();
   assert.equal(body.success, false);
   assert.equal(body.code, code);
+  const spec = specStatusesOf(code);
+  if (spec) assert.ok(spec.includes(status), `decisions.md section 3 gives ${code} ${spec.join('/')}, not ${status}`);
   assert.equal(typeof body.message, 'string');
   assert.equal(body.requestId, res.headers['x-request-id']);
   return body;

@@ -26,7 +26,9 @@ export interface TestDatabase {
 
 export function testDatabaseNames(): TestDatabaseName[] {
   const all: TestDatabaseName[] = ['sqlite', 'pglite'];
+  // Under CI=true every suite runs on a real PostgreSQL server too: its absence fails the run.
   if (process.env.TEST_DATABASE_URL) all.push('postgres');
+  else if (process.env.CI === 'true') throw new Error('CI=true: TEST_DATABASE_URL must name a PostgreSQL server (.ci/run sets it); the suites would skip PostgreSQL silently');
   const only = process.env.TEST_DATABASES?.split(',').map((s) => s.trim());
   return only ? all.filter((n) => only.includes(n)) : all;
 }

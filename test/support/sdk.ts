@@ -20,6 +20,7 @@ import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestData
 import { describeEachDatabase, type HarnessOptions, type TestContext } from './harness.js';
 import { main } from '../../packages/sdk/src/cli/run.js';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from './processes.js';
+import { requireOrSkip } from './requirements.js';
 
 export const CLI_MAIN = resolve('packages/sdk/dist/cli/main.js');
 export const cliMissing = distMissing || !existsSync(CLI_MAIN);
@@ -55,7 +56,7 @@ export function describeSdkDatabases(title: string, body: (get: () => TestContex
 /** Runs `body` once per database a server process can use, each with its own server and tenant. */
 export function describeEachServer(title: string, body: (get: () => ServiceUnderTest) => void, env: Record<string, string> = {}): void {
   for (const name of sdkDatabases()) {
-    describe(`${title} [${name}]`, { skip: cliMissing ? 'run `npm run build` first (npm test does)' : false }, () => {
+    describe(`${title} [${name}]`, { skip: cliMissing ? requireOrSkip('the SDK and was-client builds are missing: run `npm run build` first (npm test does)') : false }, () => {
       let sut: ServiceUnderTest | undefined;
       let database: TestDatabase | undefined;
       before(async () => {
