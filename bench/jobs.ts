@@ -3,6 +3,8 @@
  *
  *   (ja) POST /v1/runs → 202 (queued image.generate, unique Idempotency-Keys) / bare route, SQLite   goal >= 0.2
  *        (each 202 must name a job of its own: distinct ids, each a row of the workspace)
+ *   (jaf) (ja) with SQLITE_SYNCHRONOUS=full (a disk sync per commit); its detail gives ofNormal,
+ *        its rate as a share of (ja)'s in the same run                                           goal >= 0.2
  *   (jb) GET /v1/jobs/{id} / bare route, SQLite                                                   goal >= 0.5
  *        (its detail also gives the floor: the same answer from bench/floor-server.ts, a key hash,
  *        one SQLite read and the request line with nothing else, in the same rounds)
@@ -39,7 +41,7 @@ export interface JobBenchRatio {
   detail: Record<string, unknown>;
 }
 
-const SELECTED = (process.env.BENCH_JOBS ?? 'ja,jb,jp,jc,jd,je').split(',').map((s) => s.trim());
+const SELECTED = (process.env.BENCH_JOBS ?? 'ja,jaf,jb,jp,jc,jd,je').split(',').map((s) => s.trim());
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function log(line: string): void {
@@ -137,15 +139,22 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
         rmSync(dataDir, { recursive: true, force: true });
       }
     }
-    if (SELECTED.includes('ja')) {
+    // (ja) at the default SQLITE_SYNCHRONOUS=normal; (jaf) the same with `full` (every commit
+    // synced to disk: acknowledged runs survive an OS crash or power cut), to show its cost.
+    const admissionCases = [
+      { name: 'ja', synchronous: 'normal' },
+      { name: 'jaf', synchronous: 'full' },
+    ].filter((c) => SELECTED.includes(c.name));
+    const admissionRatios: Record<string, number> = {};
+    for (const c of admissionCases) {
       const dataDir = mkdtempSync(join(tmpdir(), 'was-bench-jobs-'));
-      const svc = await startService('serve', { DATA_DIR: dataDir, ROLE: 'api' });
+      const svc = await startService('serve', { DATA_DIR: dataDir, ROLE: 'api', SQLITE_SYNCHRONOUS: c.synchronous });
       try {
         const t = await seedJobTenant(svc.base, 'bench-admit');
         const base: LoadCase = { name: 'bare', url: bare.url, expect: 200, pid: bare.pid };
         const jobIds: string[] = [];
         const subject: LoadCase = {
-          name: 'ja',
+          name: c.name,
           url: `${svc.base}/v1/runs`,
           method: 'POST',
           headers: { ...t.headers, 'content-type': 'application/json' },
@@ -156,9 +165,18 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
           pid: svc.pid,
         };
         const r = await compareRounds(base, subject);
+        admissionRatios[c.name] = r.ratio;
         const admissions = checkNewJobs(join(dataDir, 'service.db'), t.workspaceId, jobIds);
         if (!admissions.ok) process.exitCode = 1;
-        out.push(ratio('ja', 'queued-run admissions / bare route (SQLite)', r.ratio, 0.2, { cpuRatio: +r.cpuRatio.toFixed(2), newJobs: admissions, samples: summary(r.samples) }));
+        const versusNormal = c.name === 'jaf' && admissionRatios.ja ? { ofNormal: +(r.ratio / admissionRatios.ja).toFixed(2) } : {};
+        out.push(
+          ratio(c.name, `queued-run admissions / bare route (SQLite, synchronous=${c.synchronous})`, r.ratio, 0.2, {
+            cpuRatio: +r.cpuRatio.toFixed(2),
+            ...versusNormal,
+            newJobs: admissions,
+            samples: summary(r.samples),
+          }),
+        );
       } finally {
         await svc.child.stop();
         rmSync(dataDir, { recursive: true, force: true });

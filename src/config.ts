@@ -9,8 +9,10 @@ import ipaddr from 'ipaddr.js';
 import { isValidRange } from './lib/ip-ranges.js';
 import { loadProvidersFile, type ProvidersFile } from './providers/providers-file.js';
 import { SIMULATED_DEFAULT_DELAY_MS } from './providers/simulated.js';
+import { DEFAULT_LOCK_WAIT_MS } from './process-lock.js';
 
 export type Role = 'api' | 'worker' | 'all';
+export type SqliteSynchronous = 'normal' | 'full';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -58,6 +60,13 @@ export interface Config {
   simulatedDelayMs: number;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
+  /** LOCK_WAIT_MS: how long a server start waits for the embedded database's lock held by another live process. */
+  lockWaitMs: number;
+  /**
+   * SQLITE_SYNCHRONOUS: `normal` (default; an acknowledged change survives a process crash, the
+   * last ones may be lost in an OS crash or power cut) or `full` (it survives those too).
+   */
+  sqliteSynchronous: SqliteSynchronous;
   /**
    * Browser origins allowed to call /mcp (MCP_ALLOWED_ORIGINS; default: the origin of
    * PUBLIC_BASE_URL). A request with any other Origin is refused 403 (DNS-rebinding defence);
@@ -171,6 +180,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const role = str('ROLE') ?? 'all';
   if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`ROLE must be api, worker or all (got "${role}")`);
+  const sqliteSynchronous = (str('SQLITE_SYNCHRONOUS') ?? 'normal').toLowerCase();
+  if (sqliteSynchronous !== 'normal' && sqliteSynchronous !== 'full') problems.push(`SQLITE_SYNCHRONOUS must be normal or full (got "${str('SQLITE_SYNCHRONOUS')}")`);
   const logLevel = str('LOG_LEVEL') ?? 'info';
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')} (got "${logLevel}")`);
@@ -219,6 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     simulatedDelayMs: int('SIMULATED_DELAY_MS', SIMULATED_DEFAULT_DELAY_MS, 0, 600_000),
     usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
+    lockWaitMs: int('LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, 0, 600_000),
+    sqliteSynchronous: sqliteSynchronous as SqliteSynchronous,
   };
   if (config.webhookRetryCapMs < config.webhookRetryBaseMs) problems.push('WEBHOOK_RETRY_CAP_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (problems.length > 0) throw new ConfigError(problems);

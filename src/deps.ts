@@ -93,7 +93,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     }
     if (problems.length > 0) throw new ConfigError(problems);
   }
-  const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint }));
+  const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint, synchronous: config.sqliteSynchronous }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const log = options.log ?? createServiceLogger(config.logLevel).log;
   const clock = options.clock ?? systemClock;

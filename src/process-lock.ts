@@ -1,117 +1,174 @@
 /**
- * One server process per embedded SQLite database: a lock file beside the database file
- * (DATA_DIR/service.db.lock by default) holding the owner's pid. A second server on the same
- * database is refused with a pointer to PostgreSQL; a lock left by a dead process is taken over.
- * Short-lived admin commands do not take the lock: they run beside the live server.
+ * One server process per embedded SQLite database, enforced by the kernel: the server holds an
+ * exclusive SQLite lock (a POSIX advisory lock, fcntl) on a small lock database beside the
+ * database file (DATA_DIR/service.db.server-lock by default) for as long as it runs. The kernel
+ * drops such a lock the moment the holder's descriptors close: at a normal exit, at kill -9, while
+ * the killed process is still an unreaped zombie. So a dead holder, a reused pid or a left-over
+ * file never blocks a start; only a live holder does, and a start that finds the lock held waits
+ * for it (LOCK_WAIT_MS) before giving up with LockHeldError (exit code 75, "try again later").
  *
- * The lock is written completely before it becomes visible (write a private file, then
- * hard-link it into place, which fails if a lock exists), so a reader never sees a half-written
- * pid. A stale lock is taken over by renaming it away first; whoever's rename finds a pid other
- * than the dead one it judged puts the lock back and backs off, so two processes racing for a
- * stale lock do not both win.
+ * The holder writes its pid into the file's header (SQLite's user_version, bytes 60-63) only so
+ * that a refused start can name it; nothing decides by the pid. The file is never deleted: a
+ * waiter may already have it open, and deleting it would let a third process lock a new file
+ * under the same name while the waiter locks the old one.
+ *
+ * POSIX locks belong to the process, and closing ANY descriptor of the file drops all of the
+ * process's locks on it. So the holding process never opens the file other than through this
+ * module: a second acquire in the same process is refused from memory without touching it.
+ * Short-lived admin commands do not take the lock: they run beside the live server.
  */
-import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
 
 export class LockHeldError extends Error {
   override name = 'LockHeldError';
 }
 
+/** The lock file exists but is not a lock database of this service: an operator must move it away (exit 78). */
+export class LockFileError extends Error {
+  override name = 'LockFileError';
+}
+
+/** Exit code of a start refused because another live process holds the lock (EX_TEMPFAIL: try again later). */
+export const LOCK_HELD_EXIT_CODE = 75;
+
+/** Default LOCK_WAIT_MS: how long a start waits for a held lock before giving up. */
+export const DEFAULT_LOCK_WAIT_MS = 5000;
+
+const POLL_MS = 50;
+/** Marks the lock database as ours (SQLite application_id, header bytes 68-71): "WASL". */
+const APPLICATION_ID = 0x5741534c;
+
 /** The lock file guarding an embedded database file. */
 export function lockFileFor(databaseFile: string): string {
+  return `${databaseFile}.server-lock`;
+}
+
+/** The pid-file lock of versions before the kernel lock; removed once the new lock is held. */
+function legacyLockFileFor(databaseFile: string): string {
   return `${databaseFile}.lock`;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Lock files this process holds (resolved paths): a second acquire here must not open them. */
+const heldHere = new Set<string>();
 
-function readPid(file: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : 0;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-function tryCreate(file: string): boolean {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${process.pid}\n`, { mode: 0o600 });
-  try {
-    linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    unlinkSync(tmp);
-  }
-}
-
-/** Moves a stale lock (held by `deadPid`, or unreadable) out of the way; false if it changed hands meanwhile. */
-function removeStale(file: string, deadPid: number): boolean {
-  const aside = `${file}.${process.pid}.stale`;
-  try {
-    renameSync(file, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw err;
-  }
-  const moved = readPid(aside);
-  if (moved !== deadPid) {
-    // Someone took the lock over between our read and our rename: give it back.
-    try {
-      linkSync(aside, file);
-    } catch {
-      // a third process holds it now; either way it is not ours
-    }
-    unlinkSync(aside);
-    return false;
-  }
-  unlinkSync(aside);
-  return true;
-}
-
-function heldMessage(pid: number, databaseFile: string, file: string): string {
-  return (
-    `Another server process (pid ${pid}) already uses the embedded SQLite database ${databaseFile}. ` +
-    'Embedded SQLite runs as one server process; to run several API or worker processes, use PostgreSQL ' +
-    '(DATABASE_URL=postgres://… with SECRET_KEY set). ' +
-    `If no such process is running, delete ${file}.`
-  );
+export interface AcquireOptions {
+  /** How long to wait for a held lock (default DEFAULT_LOCK_WAIT_MS); 0 tries once. */
+  waitMs?: number;
+  /** Stops the wait early (a signal during start-up); the acquire then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Told once when the first attempt finds the lock held and the wait begins (the holder's pid, if named). */
+  onWait?: (holderPid: number | undefined) => void;
 }
 
 /**
- * Takes the server lock of an embedded database file; returns its release function.
- * Throws LockHeldError when a live process holds it.
+ * The pid the last holder wrote into the lock file's header, or undefined: names a holder in a
+ * message, decides nothing. Never call it in the holding process (closing the descriptor it opens
+ * would drop that process's lock).
  */
-export function acquireServerLock(databaseFile: string): () => void {
-  const file = lockFileFor(databaseFile);
+export function lockHolderPid(databaseFile: string): number | undefined {
+  return readHolderPid(resolve(lockFileFor(databaseFile)));
+}
+
+function readHolderPid(file: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const header = Buffer.alloc(72);
+    if (readSync(fd, header, 0, 72, 0) < 72) return undefined;
+    if (header.readUInt32BE(68) !== APPLICATION_ID) return undefined;
+    const pid = header.readUInt32BE(60);
+    return pid > 0 ? pid : undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function heldMessage(pid: number | undefined, databaseFile: string, waitedMs: number): string {
+  const holder = pid === undefined ? 'Another server process' : `Another server process (pid ${pid})`;
+  return (
+    `${holder} already uses the embedded SQLite database ${databaseFile} ` +
+    `(waited ${waitedMs} ms for its lock; LOCK_WAIT_MS sets how long). ` +
+    'Embedded SQLite runs as one server process; to run several API or worker processes, use PostgreSQL ' +
+    '(DATABASE_URL=postgres://… with SECRET_KEY set).'
+  );
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+/** One attempt: the open lock connection when the lock was taken, undefined when another process holds it. */
+function tryLock(file: string): Database.Database | undefined {
+  const db = new Database(file, { timeout: 0 });
+  try {
+    // In exclusive locking mode SQLite keeps the EXCLUSIVE lock after the first write
+    // transaction commits, until the connection closes.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${process.pid}`);
+    db.exec('COMMIT');
+    return db;
+  } catch (err) {
+    db.close();
+    if (isBusy(err)) return undefined;
+    throw new LockFileError(`Cannot take the server lock ${file}: ${(err as Error).message}. If it is not a lock file of this service, move it away.`);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolveSleep, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolveSleep();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Takes the server lock of an embedded database file, waiting up to `waitMs` while a live process
+ * holds it; resolves with the release function (which closes the lock connection: the kernel
+ * drops the lock). Rejects with LockHeldError when the wait ends with the lock still held.
+ */
+export async function acquireServerLock(databaseFile: string, options: AcquireOptions = {}): Promise<() => void> {
+  const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
+  const file = resolve(lockFileFor(databaseFile));
+  if (heldHere.has(file)) throw new LockHeldError(heldMessage(process.pid, databaseFile, 0));
   mkdirSync(dirname(file), { recursive: true });
-  for (let attempt = 0; attempt < 5; attempt++) {
-    if (tryCreate(file)) {
+  const started = Date.now();
+  let waitAnnounced = false;
+  for (;;) {
+    const db = tryLock(file);
+    if (db) {
+      heldHere.add(file);
+      rmSync(legacyLockFileFor(databaseFile), { force: true });
+      let released = false;
       return () => {
-        try {
-          if (readPid(file) === process.pid) unlinkSync(file);
-        } catch {
-          // already gone
-        }
+        if (released) return;
+        released = true;
+        heldHere.delete(file);
+        db.close();
       };
     }
-    const pid = readPid(file);
-    if (pid === undefined) continue; // released meanwhile
-    if (pid !== process.pid && pid > 0 && alive(pid)) throw new LockHeldError(heldMessage(pid, databaseFile, file));
-    if (!removeStale(file, pid)) {
-      const holder = readPid(file);
-      throw new LockHeldError(heldMessage(holder ?? 0, databaseFile, file));
+    const waited = Date.now() - started;
+    if (waited >= waitMs) throw new LockHeldError(heldMessage(readHolderPid(file), databaseFile, waited));
+    if (!waitAnnounced) {
+      waitAnnounced = true;
+      options.onWait?.(readHolderPid(file));
     }
+    await sleep(Math.min(POLL_MS, waitMs - waited), options.signal);
   }
-  throw new LockHeldError(`Could not take the server lock ${file}; another process keeps changing it.`);
 }

@@ -1,7 +1,7 @@
 /**
  * A running service process: API (HTTP), worker (background tasks) or both, per ROLE.
  *
- * Start-up: take the embedded-database lock (SQLite only), open and migrate the database, build
+ * Start-up: take the embedded-database lock (SQLite only; waits up to LOCK_WAIT_MS for a live holder), open and migrate the database, build
  * the app, listen (unless ROLE=worker), start the workers (unless ROLE=api): the job worker, the
  * webhook delivery worker and housekeeping. SIGTERM and SIGINT close gracefully: stop accepting
  * connections and finish in-flight requests (new requests on open keep-alive connections get 503 UNAVAILABLE), stop the
@@ -43,7 +43,23 @@ export async function runServer(config: Config): Promise<void> {
   process.on('SIGINT', onSignal);
 
   const databaseFile = sqliteFile(config.databaseUrl);
-  const releaseLock = databaseFile ? acquireServerLock(databaseFile) : () => {};
+  // A signal while waiting for a held lock ends the wait: the process never started, so it exits.
+  const lockWait = new AbortController();
+  const signalDuringLockWait = (signal: NodeJS.Signals) => lockWait.abort(signal);
+  process.once('SIGTERM', signalDuringLockWait);
+  process.once('SIGINT', signalDuringLockWait);
+  const announceWait = (pid: number | undefined) =>
+    process.stderr.write(`Waiting up to ${config.lockWaitMs} ms for the embedded database's lock, held by ${pid === undefined ? 'another process' : `pid ${pid}`}.\n`);
+  let releaseLock: () => void = () => {};
+  try {
+    if (databaseFile) releaseLock = await acquireServerLock(databaseFile, { waitMs: config.lockWaitMs, signal: lockWait.signal, onWait: announceWait });
+  } catch (err) {
+    if (lockWait.signal.aborted) process.exit(lockWait.signal.reason === 'SIGINT' ? 130 : 143);
+    throw err;
+  } finally {
+    process.off('SIGTERM', signalDuringLockWait);
+    process.off('SIGINT', signalDuringLockWait);
+  }
   let deps;
   try {
     deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true, backgroundCheckpoint: true });

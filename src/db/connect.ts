@@ -154,6 +154,12 @@ export interface OpenOptions {
   pgliteDataDump?: Blob;
   /** Embedded SQLite file only: WAL checkpoints on a worker thread (db/sqlite-checkpointer.ts); for servers. */
   backgroundCheckpoint?: boolean;
+  /**
+   * SQLite only: `normal` (default) syncs the WAL at checkpoints, so a commit survives a process
+   * crash but the last ones may be lost in an OS crash or power cut; `full` syncs the WAL at every
+   * commit, so an acknowledged commit survives those too (docs/operations.md, Durability).
+   */
+  synchronous?: 'normal' | 'full';
 }
 
 /**
@@ -186,7 +192,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
     const sqlite = new SqliteDatabase(path === ':memory:' ? ':memory:' : resolve(path));
     sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('cache_size = -65536');

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sql } from 'kysely';
 import { ConfigError, loadConfig, resolveSecretKey, sqliteFile } from '../../src/config.js';
+import { openDatabase } from '../../src/db/connect.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -195,6 +197,35 @@ describe('configuration', () => {
   test('an empty sqlite: path and a webhook cap below its base are refused', () => {
     assert.match(problemsOf({ DATABASE_URL: 'sqlite:' }).join('\n'), /needs a file path/);
     assert.match(problemsOf({ WEBHOOK_RETRY_BASE_MS: '5000', WEBHOOK_RETRY_CAP_MS: '1000' }).join('\n'), /WEBHOOK_RETRY_CAP_MS must be at least/);
+  });
+
+  test('LOCK_WAIT_MS and SQLITE_SYNCHRONOUS: defaults 5000 and normal; bad values are listed', () => {
+    const c = loadConfig({});
+    assert.equal(c.lockWaitMs, 5000);
+    assert.equal(c.sqliteSynchronous, 'normal');
+    const set = loadConfig({ LOCK_WAIT_MS: '0', SQLITE_SYNCHRONOUS: 'FULL' });
+    assert.equal(set.lockWaitMs, 0);
+    assert.equal(set.sqliteSynchronous, 'full');
+    const problems = problemsOf({ LOCK_WAIT_MS: 'soon', SQLITE_SYNCHRONOUS: 'off' });
+    assert.ok(problems.some((p) => p.startsWith('LOCK_WAIT_MS')), problems.join('\n'));
+    assert.ok(problems.some((p) => p.startsWith('SQLITE_SYNCHRONOUS must be normal or full')), problems.join('\n'));
+  });
+
+  test('SQLITE_SYNCHRONOUS reaches the embedded database: NORMAL (1) by default, FULL (2) when asked', async () => {
+    const dir = tempDir();
+    try {
+      for (const [setting, expected] of [[undefined, 1], ['full', 2]] as const) {
+        const handle = await openDatabase(`sqlite:${join(dir, `${setting ?? 'default'}.db`)}`, setting ? { synchronous: setting } : {});
+        try {
+          const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(handle.db);
+          assert.equal(rows[0]?.synchronous, expected);
+        } finally {
+          await handle.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('blank variables count as unset', () => {

@@ -1,5 +1,5 @@
 /**
- * Processes: the embedded-database server lock, and a smoke run of the BUILT server exactly as
+ * Processes: a smoke run of the BUILT server exactly as
  * `npm start` runs it (`node dist/main.js serve`) over real sockets: readiness, the admin API,
  * public calls, the CLI beside a live server, the lock against a second server, graceful
  * shutdown with a request in flight, and ROLE=worker without a listener.
@@ -9,16 +9,17 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { acquireServerLock, LockHeldError, lockFileFor } from '../../src/process-lock.js';
+import { acquireServerLock, LOCK_HELD_EXIT_CODE, lockHolderPid } from '../../src/process-lock.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { onLogLines } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
+import { needsDist } from '../support/requirements.js';
 
 const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'smoke-admin-token-0123456789';
@@ -26,70 +27,6 @@ const ADMIN_TOKEN = 'smoke-admin-token-0123456789';
 function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
-
-/** A pid that certainly belongs to no running process: one of a child that has exited. */
-function deadPid(): number {
-  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-  return Number(child.stdout);
-}
-
-describe('server lock on an embedded database', () => {
-  test('a second server on the same database is refused with a message pointing to PostgreSQL', () => {
-    const dir = tempDir('was-lock-');
-    try {
-      const db = join(dir, 'service.db');
-      // A live process other than this one holds the lock (our parent, the test runner).
-      writeFileSync(lockFileFor(db), `${process.ppid}\n`);
-      assert.throws(
-        () => acquireServerLock(db),
-        (err: unknown) => err instanceof LockHeldError && /PostgreSQL/.test(err.message) && err.message.includes(String(process.ppid)) && err.message.includes(db),
-      );
-      assert.equal(readFileSync(lockFileFor(db), 'utf8').trim(), String(process.ppid), 'the holder keeps its lock');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  test('a stale lock left by a dead process is taken over, and release removes it', () => {
-    const dir = tempDir('was-lock-');
-    try {
-      const db = join(dir, 'service.db');
-      writeFileSync(lockFileFor(db), `${deadPid()}\n`);
-      const release = acquireServerLock(db);
-      assert.equal(readFileSync(lockFileFor(db), 'utf8').trim(), String(process.pid));
-      release();
-      assert.equal(existsSync(lockFileFor(db)), false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  test('an unreadable (garbage) lock file counts as stale', () => {
-    const dir = tempDir('was-lock-');
-    try {
-      const db = join(dir, 'service.db');
-      writeFileSync(lockFileFor(db), 'garbage');
-      const release = acquireServerLock(db);
-      release();
-      assert.equal(existsSync(lockFileFor(db)), false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  test('release leaves a lock that another process holds alone', () => {
-    const dir = tempDir('was-lock-');
-    try {
-      const db = join(dir, 'service.db');
-      const release = acquireServerLock(db);
-      writeFileSync(lockFileFor(db), `${process.ppid}\n`);
-      release();
-      assert.equal(readFileSync(lockFileFor(db), 'utf8').trim(), String(process.ppid));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
 
 interface Proc {
   child: ChildProcess;
@@ -181,9 +118,8 @@ function runCli(args: string[], env: Record<string, string>): { status: number |
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const distMissing = !existsSync(DIST_MAIN);
 
-describe('smoke test of the built server (node dist/main.js serve)', { skip: distMissing ? `${DIST_MAIN} is missing: run \`npm run build\` first (npm test does)` : false }, () => {
+describe('smoke test of the built server (node dist/main.js serve)', { skip: needsDist() }, () => {
   const dataDir = tempDir('was-smoke-');
   let server: Proc | undefined;
   let base = '';
@@ -216,7 +152,8 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.ok(ready.headers.get('x-request-id'));
     assert.ok(existsSync(join(dataDir, 'service.db')), 'the database lives in DATA_DIR');
     assert.ok(existsSync(join(dataDir, 'secret.key')), 'SECRET_KEY was generated into DATA_DIR');
-    assert.ok(existsSync(lockFileFor(join(dataDir, 'service.db'))), 'the server holds the lock');
+    assert.equal(lockHolderPid(join(dataDir, 'service.db')), server.child.pid, 'the server holds the lock');
+    await assert.rejects(acquireServerLock(join(dataDir, 'service.db'), { waitMs: 0 }), /already uses the embedded SQLite database/, 'nobody else can take it');
   });
 
   let secret = '';
@@ -290,19 +227,18 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     assert.equal(status, 401, 'the revoked key is refused (auth epoch polled every 0.5 s)');
   });
 
-  test('a second server on the same DATA_DIR exits non-zero with the lock message', async () => {
+  test('a second server on the same DATA_DIR exits 75 with the lock message after LOCK_WAIT_MS', async () => {
     assert.ok(server, 'first server running');
-    const second = startProcess(['serve'], { PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN });
+    const second = startProcess(['serve'], { PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN, LOCK_WAIT_MS: '200' });
     const code = await withTimeout(second.exit, 120_000, 'second server exit');
-    assert.notEqual(code, 0);
-    assert.equal(code, 78);
+    assert.equal(code, LOCK_HELD_EXIT_CODE);
     const stderr = second.stderr.join('');
     assert.match(stderr, /already uses the embedded SQLite database/);
     assert.match(stderr, /PostgreSQL/);
     assert.equal((await fetch(`${base}/healthz`)).status, 200, 'the first server is unaffected');
   });
 
-  test('SIGTERM finishes the request in flight, exits 0 without waiting out kept-alive connections and removes the lock file', async () => {
+  test('SIGTERM finishes the request in flight, exits 0 without waiting out kept-alive connections and releases the lock', async () => {
     assert.ok(server, 'first server running');
     const body = JSON.stringify({ email: 'inflight@example.com', name: 'In flight' });
     const url = new URL(`${base}/admin/v1/users`);
@@ -351,7 +287,8 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: dis
     // and "graceful shutdown timed out". An orderly exit 0 proves it without a stopwatch.
     assert.ok(!server.lines.some((l) => l.msg === 'graceful shutdown timed out; exiting'), 'the shutdown did not time out');
     assert.ok(server.lines.some((l) => l.msg === 'stopped' && l.code === 0), 'logged a clean stop');
-    assert.equal(existsSync(lockFileFor(join(dataDir, 'service.db'))), false, 'the lock file is removed');
+    const release = await acquireServerLock(join(dataDir, 'service.db'), { waitMs: 0 });
+    release();
     await assert.rejects(fetch(`${base}/healthz`), 'nothing listens any more');
   });
 
