@@ -34,6 +34,7 @@ import { validatorCompiler } from './http/validation.js';
 import { systemRoutes } from './http/system-routes.js';
 import { catalogueRoutes } from './http/route-catalogue.js';
 import { ConnectionDrain } from './http/connection-drain.js';
+import { registerUnreadBodyHook } from './http/unread-body.js';
 import { workspaceRoutes } from './modules/accounts/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
@@ -351,6 +352,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
 
   registerAuthHook(app, deps);
+  registerUnreadBodyHook(app);
   decorateSynchronousJobObserver(app);
   const modules = [
     systemRoutes,

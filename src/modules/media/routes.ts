@@ -69,15 +69,10 @@ export async function mediaRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     async (request, reply) => {
       const auth = requireAuth(request);
       const { maxUploadBytes } = mediaLimitsFor(auth.workspace.plan);
-      try {
-        const staged = await receiveUpload(request, deps.blobs.stagingDir, maxUploadBytes);
-        const item = await storeUploadedMedia(deps, auth.workspace, staged);
-        return ok(request, presentMedia(item));
-      } catch (err) {
-        // A refusal before the whole body arrived: do not keep reading it on this connection.
-        if (!request.raw.complete) reply.header('Connection', 'close');
-        throw err;
-      }
+      // A refusal before the whole body arrived reaches the client (http/unread-body.ts).
+      const staged = await receiveUpload(request, deps.blobs.stagingDir, maxUploadBytes);
+      const item = await storeUploadedMedia(deps, auth.workspace, staged);
+      return ok(request, presentMedia(item));
     },
   );
 
