@@ -58,7 +58,9 @@ function closeAfterAnswer(reply: FastifyReply): void {
 export function unreadBodyHook(limitBytes = UNREAD_BODY_LIMIT_BYTES, limitMs = UNREAD_BODY_LIMIT_MS): onSendHookHandler {
   return (request, reply, payload, done) => {
     const raw = request.raw;
-    if (raw.complete || raw.destroyed) return done(null, payload);
+    // `complete`: Node's parser read the whole message. `readableEnded`: whoever read the body
+    // reached its end (an injected request, which has no parser, says so only this way).
+    if (raw.complete || raw.readableEnded || raw.destroyed) return done(null, payload);
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
       closeAfterAnswer(reply);

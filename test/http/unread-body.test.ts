@@ -156,6 +156,21 @@ describeEachDatabase(
       });
     }
 
+    test('a body that was read whole is answered at once, also when injected (no socket, no parser)', async () => {
+      const ctx: TestContext = get();
+      for (const secret of [tenant.secret, 'wask_unknown0000000000000000000000']) {
+        const t0 = performance.now();
+        const res = await ctx.app.inject({
+          method: 'POST',
+          url: '/v1/estimates',
+          headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': tenant.workspace.id },
+          payload: { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'hi' }] } },
+        });
+        assert.equal(res.statusCode, secret === tenant.secret ? 200 : 401, res.body);
+        assert.ok(performance.now() - t0 < 2000, `answered in ${Math.round(performance.now() - t0)} ms, not after the unread-body wait`);
+      }
+    });
+
     test('a body declared over the bound is answered with Connection: close, and the connection closes', async () => {
       const socket = connect(port, '127.0.0.1');
       await new Promise<void>((r) => socket.once('connect', () => r()));
