@@ -148,6 +148,9 @@ function countingDialect(dialect: Dialect, stats: PoolStats): Dialect {
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/** How long a PostgreSQL query waits for a pooled connection at most (then it fails as unavailable). */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
 export interface OpenOptions {
   poolMax?: number;
   /** PGlite only: start from this data directory dump (`dumpDataDir()`) instead of an empty cluster. */
@@ -238,10 +241,26 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const poolMax = options.poolMax ?? 10;
-    const pool = new pg.Pool({ connectionString: url, max: poolMax });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: poolMax,
+      // A request waits this long at most for a connection (a free one, or a new one to a server
+      // that does not answer), then fails as unavailable (503) instead of hanging.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A server that vanished without closing the socket is noticed by the kernel.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // An idle client dropped by the server (restart, failover) must not crash the process;
     // the pool discards it and the next query opens a new connection.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL idle client error: ${err.message}`));
+    // pg-pool listens for errors only while a client is idle. A checked-out client between two
+    // statements (inside a transaction, or a pipeline's) that the server drops emits 'error' with
+    // nobody listening, which crashed the process on every PostgreSQL restart (57P01 "terminating
+    // connection due to administrator command" as an uncaught exception). The client is broken
+    // then: its next statement fails (answered 503, db/unavailable.ts) and the pool discards it on
+    // release (it checks `_queryable`).
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

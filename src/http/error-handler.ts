@@ -1,10 +1,12 @@
 /**
  * Turns every failure into the error envelope `{success:false, code, message, requestId, details?}`
  * with the documented status. Fastify's own errors (validation, bad JSON, body too large) are
- * mapped to our codes; anything unexpected is logged and answered 500 without detail.
+ * mapped to our codes; the database being unreachable is 503 UNAVAILABLE with Retry-After
+ * (db/unavailable.ts); anything else unexpected is logged and answered 500 without detail.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_REGISTRY, isAppError, type ErrorCode } from './errors.js';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../db/unavailable.js';
 
 export interface ErrorBody {
   success: false;
@@ -40,6 +42,15 @@ export function prototypeKeyRefusal(): AppError {
   });
 }
 
+/** The answer while the database cannot be reached (docs/operations.md, "PostgreSQL outage"). */
+export function databaseUnavailable(): AppError {
+  return new AppError('UNAVAILABLE', {
+    message: 'The database cannot be reached right now; retry after the Retry-After delay.',
+    retryAfter: DATABASE_RETRY_AFTER_S,
+    details: { reason: 'DATABASE_UNAVAILABLE' },
+  });
+}
+
 function fromFastifyError(err: FastifyError): AppError | undefined {
   if (err.validation) {
     const where = err.validationContext ?? 'request';
@@ -72,6 +83,12 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
     // A deliberate INTERNAL still deserves a log line; 4xx and 503 are expected outcomes.
     if (appError.code === 'INTERNAL') request.log.error({ err, method: request.method, route: request.routeOptions.url }, 'internal error');
     return sendAppError(request, reply, appError);
+  }
+  // The database unreachable (a PostgreSQL restart, failover, no free connection in time): an
+  // outage the client outlasts by retrying, answered 503 UNAVAILABLE with Retry-After, not a fault.
+  if (isDatabaseUnavailable(err)) {
+    request.log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code }, method: request.method, route: request.routeOptions.url ?? 'unmatched' }, 'database unavailable');
+    return sendAppError(request, reply, databaseUnavailable());
   }
   // The request's child logger carries requestId, so the log line and the 500 body can be matched;
   // the body never carries the internal message.

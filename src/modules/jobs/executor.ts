@@ -14,7 +14,9 @@ import { findDomain } from '../domains/store.js';
 import { raiseProviderKeyRejected } from '../notifications/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
 import { MAX_RESULT_BYTES } from './output.js';
+import { finishFields } from './finish-rules.js';
 import { inTransaction, inWrite } from '../../db/group-commit.js';
+import { isDatabaseUnavailable, retryWhileUnavailable } from '../../db/unavailable.js';
 import * as store from './store.js';
 import type { JobRow } from './store.js';
 
@@ -82,14 +84,23 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   const lastFiles: MediaRecord[] = [];
   const attemptStart = deps.clock.now();
   const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'> & { status: 'completed' | 'failed' }) => {
-    const row = await finishJob(deps, job.id, {
-      ...req,
-      workspaceId: job.workspace_id,
-      from: ['processing'],
-      leaseToken: token,
-      media: lastFiles,
-      ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}),
-    });
+    // The database unreachable (a PostgreSQL restart): the finish is tried again while the lease
+    // lasts. A try whose commit was sent may have committed before its answer was lost; the next
+    // try (or a batch's fallback to finishing one by one) then finds nothing to change, and the
+    // row tells whether this attempt's finish is there. Only when it is not are the files deleted.
+    let row = await retryWhileUnavailable(
+      () =>
+        finishJob(deps, job.id, {
+          ...req,
+          workspaceId: job.workspace_id,
+          from: ['processing'],
+          leaseToken: token,
+          media: lastFiles,
+          ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}),
+        }),
+      { withinMs: deps.config.jobLeaseMs, signal, onRetry: (err, attempt) => deps.log.warn({ err: { message: (err as Error).message }, jobId: job.id, attempt }, 'database unavailable; finishing the job again') },
+    );
+    row ??= await finishedByThisAttempt(deps, job.id, token, req.status, finishFields({ status: req.status, errorCode: req.errorCode ?? null }, 0).error_code);
     if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
     else deps.metrics.observeJobAttempt(op.id, route?.providerName ?? 'none', req.status, row.error_code, Math.max(0, deps.clock.now() - attemptStart) / 1000);
     return row;
@@ -164,6 +175,14 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     return row ? { status: 'completed', row } : { status: 'lost' };
   } catch (err) {
     if (err instanceof LeaseLostError) return { status: 'lost' };
+    // The database unreachable (and the finish's retries over): this attempt records nothing more.
+    // Finishing the job failed would blame it for the outage; its lease expires and the job is
+    // recovered and run again (worker/job-recovery.ts). Files of a finish that may have committed
+    // are kept.
+    if (isDatabaseUnavailable(err)) {
+      deps.log.warn({ err: { message: (err as Error).message }, jobId: job.id }, 'database unavailable; the job is left to lease recovery');
+      return { status: 'lost' };
+    }
     // Aborted by the caller (shutdown, lost heartbeat): the lease expires and the job is
     // recovered. Past its deadline (a synchronous run's timeout) it fails here instead: its
     // caller is answered now, and nobody would receive a result produced later.
@@ -186,6 +205,17 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     });
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
+}
+
+/**
+ * The job as this attempt's finish left it, when a repeated finish found nothing to change: still
+ * under the attempt's lease token (a cancel or a recovery fences it) with the status and error code
+ * the attempt wrote. Undefined when someone else finished or took the job.
+ */
+async function finishedByThisAttempt(deps: Deps, jobId: string, token: number, status: string, errorCode: string | null): Promise<JobRow | undefined> {
+  const row = await store.findJobById(deps.db, jobId);
+  if (!row || Number(row.lease_token) !== token || row.status !== status || (row.error_code ?? null) !== errorCode) return undefined;
+  return row;
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../deps.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { authenticateKey, authorize } from '../auth/service.js';
 import type { AuthContext } from '../auth/types.js';
 import { eventsSince, extendSlot, releaseSlot, requireStreamsAllowed, type StreamEvent } from './stream-service.js';
@@ -98,6 +99,12 @@ export class JobStream {
     this.pumping = true;
     void this.pump()
       .catch((err: unknown) => {
+        // The database unreachable (a PostgreSQL restart): the stream stays open (keep-alive
+        // comments go on) and the next poll or notification reads again, from what it last sent.
+        if (isDatabaseUnavailable(err)) {
+          this.init.log.warn({ err: { message: (err as Error).message }, jobId: this.init.jobId }, 'job stream read failed: database unavailable; reading again later');
+          return;
+        }
         this.init.log.error({ err, jobId: this.init.jobId }, 'job stream read failed');
         this.end('error');
       })
@@ -152,6 +159,8 @@ export class JobStream {
       const auth = await authorize(this.deps, key, { workspaceHeader: c.workspaceHeader, scope: 'jobs:read', transport: 'rest', ip: c.ip });
       requireStreamsAllowed(auth.workspace);
     } catch (err) {
+      // The database unreachable says nothing about the key: authorized again at the next check.
+      if (isDatabaseUnavailable(err)) return;
       if (!this.ended) this.init.log.info({ jobId: this.init.jobId, code: (err as { code?: string }).code }, 'job stream no longer authorized');
       this.end('unauthorized');
     }

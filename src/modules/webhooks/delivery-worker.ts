@@ -25,6 +25,7 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
 import { PollLoop, type RoundResult } from '../../lib/poll-loop.js';
+import { retryWhileUnavailable } from '../../db/unavailable.js';
 import { newId } from '../../lib/ids.js';
 import { recordOutcome, sendAttempt, type AttemptOutcome } from './delivery-attempt.js';
 import { claimDeliveries, recoverExpiredDeliveries, refreshWebhookState, releaseDelivery, type ClaimedDelivery } from './delivery-claim.js';
@@ -234,8 +235,16 @@ export class DeliveryWorker {
       return;
     }
     sent();
+    const delivered = outcome;
     try {
-      const status = outcome.kind === 'succeeded' ? ((await this.recordSuccess(d, outcome.statusCode)) ? 'succeeded' : undefined) : await recordOutcome(this.deps, d, outcome);
+      // The database unreachable (a PostgreSQL restart): the outcome is written again while half the
+      // lease lasts (or until stop() aborts), instead of the delivery waiting for its lease to
+      // expire and being sent again. Every write is conditional on the lease token, so a repeat after a try that did commit
+      // changes nothing (it then counts as a lost lease).
+      const status = await retryWhileUnavailable(
+        async () => (delivered.kind === 'succeeded' ? ((await this.recordSuccess(d, delivered.statusCode)) ? 'succeeded' : undefined) : await recordOutcome(this.deps, d, delivered)),
+        { withinMs: this.leaseMs / 2, signal, onRetry: (err) => this.deps.log.warn({ err: { message: (err as Error).message }, ...logContext(claimed) }, 'database unavailable; recording the delivery outcome again') },
+      );
       if (status === undefined) {
         this.stats.leaseLost++;
         this.deps.log.warn(logContext(claimed), 'delivery lease lost before its outcome was recorded; outcome dropped');
