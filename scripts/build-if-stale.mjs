@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Builds (`npm run build`) only when the build's inputs changed since the last build, so that
 // `npm start` and `npm run cli` on an unchanged checkout start at once instead of compiling for
-// 20-30 s every time (issue 19). Inputs: everything under src/ and packages/ (node_modules and
-// build outputs left out), the tsconfig files, package.json and package-lock.json.
+// 20-30 s every time (issue 19). Inputs: everything under src/, console-ui/ (the console's front
+// end) and packages/ (node_modules and build outputs left out), the tsconfig files, package.json
+// and package-lock.json.
 //
 // Staleness is decided by content, not by mtimes alone (a checkout or a touch that changes
 // nothing rebuilds nothing): dist/.build-inputs keeps the content hash of the inputs of the last
 // successful build and a key of their paths, sizes and mtimes. When the key still matches, no
 // file is read (a few ms); otherwise the contents are hashed and compared. dist/main.js must
-// exist too. `npm run build` stays the full build, and tsc is incremental (tsconfig.build.json).
+// exist too, and so must the console's dist/console-ui/index.html. `npm run build` stays the full
+// build, and tsc is incremental (tsconfig.build.json).
 //
 //   node scripts/build-if-stale.mjs                 check (and build when stale)
 //   node scripts/build-if-stale.mjs --exec ARGS…    then run dist/main.js ARGS… in this process
@@ -25,6 +27,7 @@ import { spawnSync } from 'node:child_process';
 const ROOT = resolve(import.meta.dirname, '..');
 const MAIN = join(ROOT, 'dist/main.js');
 const STAMP = join(ROOT, 'dist/.build-inputs');
+const CONSOLE_INDEX = join(ROOT, 'dist/console-ui/index.html');
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', '.turbo', '.cache']);
 const verbose = process.env.BUILD_IF_STALE_VERBOSE === '1';
 
@@ -39,7 +42,7 @@ function files(dir) {
 
 function inputs() {
   const roots = readdirSync(ROOT).filter((name) => /^tsconfig.*\.json$/.test(name) || name === 'package.json' || name === 'package-lock.json');
-  return [...roots.map((name) => join(ROOT, name)), ...files(join(ROOT, 'src')), ...files(join(ROOT, 'packages'))].sort();
+  return [...roots.map((name) => join(ROOT, name)), ...files(join(ROOT, 'src')), ...files(join(ROOT, 'console-ui')), ...files(join(ROOT, 'packages'))].sort();
 }
 
 function statKey(paths) {
@@ -62,7 +65,7 @@ function contentHash(paths) {
 }
 
 function readStamp() {
-  if (!existsSync(MAIN) || !existsSync(STAMP)) return undefined;
+  if (!existsSync(MAIN) || !existsSync(CONSOLE_INDEX) || !existsSync(STAMP)) return undefined;
   const text = readFileSync(STAMP, 'utf8').trim();
   if (/^[0-9a-f]{64}$/.test(text)) return { contentHash: text }; // the first format: the content hash alone
   try {

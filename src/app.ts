@@ -47,6 +47,7 @@ import { streamRoutes } from './modules/jobs/stream-routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 import { deliveryRoutes } from './modules/webhooks/delivery-routes.js';
+import { consoleRoutes } from './console/routes.js';
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -367,6 +368,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     eventRoutes,
     webhookRoutes,
     deliveryRoutes,
+    consoleRoutes,
   ];
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));

@@ -16,6 +16,8 @@ import { budgets, checked, csv, int, limits, lowCredits, single, UsageError, typ
 import * as P from './present.js';
 import * as S from './schemas.js';
 import { READ_COMMANDS } from './cli-reads.js';
+import { issueSignInLink } from '../console/sessions.js';
+import { AppError } from '../http/errors.js';
 
 /** A result printed as it is rather than as JSON. */
 export class Text {
@@ -52,6 +54,17 @@ export const COMMANDS: Record<string, Command<unknown>> = {
     options: ['email', 'name'],
     parse: (v) => checked(S.CreateUserBody, { email: v.email, name: v.name }, { email: '--email', name: '--name' }),
     run: async (deps, body) => ({ user: P.presentUser(await accounts.createUser(deps, body)) }),
+  }),
+
+  'users sign-in-link': command({
+    options: ['email'],
+    parse: (v) => checked(S.SignInLinkEmail, { email: v.email }, { email: '--email' }),
+    run: async (deps, body) => {
+      const user = await accounts.findUserByEmail(deps, body.email);
+      if (!user) throw new AppError('NOT_FOUND', { message: 'No user with this email.' });
+      const link = await issueSignInLink(deps, user.id);
+      return { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() };
+    },
   }),
 
   'orgs create': command({

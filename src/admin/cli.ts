@@ -23,6 +23,7 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   quickstart [--email E] [--plan P] [--credits MILLICENTS] [--json]
                                        local owner, personal workspace, all-scope key, credits
   users create --email E --name N
+  users sign-in-link --email E         one-time console sign-in link (15 minutes)
   orgs create --name N --owner USER_ID
   orgs set-member --org ORG_ID --user USER_ID --role owner|admin|member
   orgs remove-member --org ORG_ID --user USER_ID

@@ -18,6 +18,8 @@ import { setProviderKey } from '../modules/provider-keys/service.js';
 import * as S from './schemas.js';
 import * as P from './present.js';
 import { adminReadRoutes } from './read-routes.js';
+import { issueSignInLink } from '../console/sessions.js';
+import { enforceLimit, LINK_ISSUE_LIMIT } from '../console/rate-limit.js';
 
 type Handler<B, Params> = (request: FastifyRequest<{ Body: B; Params: Params }>) => Promise<unknown>;
 
@@ -137,6 +139,13 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
   post('/admin/v1/keys/:id/revoke', 'ADMIN_KEYS_REVOKE', 'API key revoked.', { params: S.IdParams, body: S.EmptyBody, response: Type.Object({ key: S.KeySchema }) }, async (r) => ({
     key: P.presentKey(await revokeKey(deps, r.params.id)),
   }));
+
+  // Owner sign-in for the console (decisions.md section 6): single use, 15 minutes, rate limited per user.
+  post('/admin/v1/users/:id/sign-in-links', 'ADMIN_SIGN_IN_LINKS_CREATE', 'Sign-in link issued; it works once, for 15 minutes.', { params: S.IdParams, body: S.EmptyBody, response: S.SignInLinkSchema }, async (r) => {
+    enforceLimit(deps, LINK_ISSUE_LIMIT, r.params.id);
+    const link = await issueSignInLink(deps, r.params.id);
+    return { url: link.url, expiresAt: new Date(link.expiresAt).toISOString() };
+  });
 
   // Reads, key update and roll, credit adjustments (decisions.md section 6).
   await adminReadRoutes(app, deps);

@@ -214,3 +214,8 @@ export const NotificationSchema = Type.Object({
   createdAt: Timestamp,
   details: Type.Object({}, { additionalProperties: true }),
 });
+
+/** POST /admin/v1/users/{id}/sign-in-links: the one-time console link (the token is in the URL's fragment). */
+export const SignInLinkSchema = Type.Object({ url: Type.String(), expiresAt: Timestamp });
+/** `users sign-in-link --email E`: the user to sign in, by email. */
+export const SignInLinkEmail = Type.Object({ email: Type.String({ format: 'email', maxLength: 320 }) }, { additionalProperties: false });

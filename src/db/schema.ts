@@ -298,6 +298,28 @@ export interface McpStreamSlotsTable {
   expires_at_ms: number;
 }
 
+/** One-time console sign-in links (migration 0014); the token is stored only as its SHA-256. */
+export interface ConsoleSignInLinksTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  created_at_ms: number;
+  expires_at_ms: number;
+  used_at_ms: number | null;
+}
+
+/** Console browser sessions (migration 0014); the cookie's token is stored only as its SHA-256. */
+export interface ConsoleSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  created_at_ms: number;
+  last_seen_at_ms: number;
+  /** The absolute end of the session, whatever its activity. */
+  expires_at_ms: number;
+  revoked_at_ms: number | null;
+}
+
 /** Waiting and running jobs and open holds of a workspace, kept by triggers (migration 0006; SQLite only). */
 export interface WorkspaceTotalsTable {
   workspace_id: string;
@@ -330,6 +352,8 @@ export interface Database {
   notifications: NotificationsTable;
   stream_slots: StreamSlotsTable;
   mcp_stream_slots: McpStreamSlotsTable;
+  console_sign_in_links: ConsoleSignInLinksTable;
+  console_sessions: ConsoleSessionsTable;
   workspace_totals: WorkspaceTotalsTable;
 }
 

@@ -13,6 +13,7 @@ import * as streamSlotsByKey from './0010-stream-slots-by-key.js';
 import * as keyRollAndAdjustments from './0011-key-roll-and-adjustments.js';
 import * as alerts from './0012-alerts.js';
 import * as mcpStreamSlots from './0013-mcp-stream-slots.js';
+import * as consoleSessions from './0014-console-sessions.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011-key-roll-and-adjustments': keyRollAndAdjustments,
   '0012-alerts': alerts,
   '0013-mcp-stream-slots': mcpStreamSlots,
+  '0014-console-sessions': consoleSessions,
 };
