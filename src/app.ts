@@ -346,9 +346,12 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     routePrefix: '/docs',
     uiConfig: { url: '/openapi.json', validatorUrl: null },
     // Same-origin only, and no `upgrade-insecure-requests`: a plain-http self-hosted instance
-    // must still load the page's own scripts and styles.
+    // must still load the page's own scripts and styles. The one <style> element Swagger UI's
+    // bundle inserts is allowed by its hash (no 'unsafe-inline'); test/http/docs-page.test.ts
+    // loads the page in Chromium and fails on any violation, so a new bundle's style shows up.
     staticCSP:
-      "default-src 'self'; base-uri 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self'",
+      "default-src 'self'; base-uri 'self'; font-src 'self' data:; frame-ancestors 'self'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; " +
+      "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
 
