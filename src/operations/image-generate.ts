@@ -18,7 +18,25 @@ export const imageGenerate: OperationContract = {
     },
     ['prompt'],
   ),
-  resultSchema: resultObject({ images: fileList() }, ['images']),
+  resultSchema: resultObject(
+    {
+      images: fileList(),
+      // How the images were made when the provider's model takes fixed sizes (docs/providers.md):
+      // the size asked of it, and the resize that made the size the input asked for.
+      imageSize: {
+        type: 'object',
+        properties: {
+          requested: { type: 'string', pattern: '^[0-9]+x[0-9]+$' },
+          generated: { type: 'string', pattern: '^[0-9]+x[0-9]+$' },
+          resize: { type: 'string', enum: ['none', 'cover'] },
+          requests: { type: 'integer', minimum: 1 },
+        },
+        required: ['requested', 'generated', 'resize', 'requests'],
+        additionalProperties: false,
+      },
+    },
+    ['images'],
+  ),
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'image',
   price(input) {

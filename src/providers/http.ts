@@ -62,13 +62,23 @@ export function describeAnswer(res: Pick<EgressResponse, 'status' | 'body'>): st
   return `the provider answered HTTP ${res.status}${detail ? `: ${detail.slice(0, 300)}` : ''}`;
 }
 
+/**
+ * An answer over the call's size bound: the provider answered (and may have done the work), but
+ * nothing of the answer is read beyond the bound, so what it reports is unknown.
+ */
+export class AnswerTooLarge extends ProviderError {
+  constructor() {
+    super('PROVIDER_ERROR', 'The provider answer exceeds the size bound.');
+  }
+}
+
 /** Maps a failed call onto a ProviderError (the caller's own abort is rethrown unchanged). */
 export function providerFailure(err: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) return signal.reason ?? err;
   if (err instanceof ProviderError) return err;
   if (err instanceof EgressError) {
     if (err.code === 'EGRESS_TIMEOUT') return new ProviderError('PROVIDER_TIMEOUT', 'The provider did not answer in time.');
-    if (err.code === 'EGRESS_TOO_LARGE') return new ProviderError('PROVIDER_ERROR', 'The provider answer exceeds the size bound.');
+    if (err.code === 'EGRESS_TOO_LARGE') return new AnswerTooLarge();
     if (err.code === 'EGRESS_BLOCKED') return new ProviderError('PROVIDER_ERROR', 'The provider address is not permitted.');
     return new ProviderError('PROVIDER_ERROR', `The provider could not be reached (${err.code}).`);
   }

@@ -9,6 +9,11 @@
  * bound per operation. Each operation runs as one step; the result has the operation's documented
  * shape plus `provider` (the provider's name in the file) and `model`.
  *
+ * Only what the route's model accepts is sent (openai-models.ts, from the OpenAI API reference):
+ * image sizes and `n` per model family, several requests where `n` is bounded, the images then
+ * made exactly the size asked for; `max_completion_tokens` for reasoning chat models. What a model
+ * cannot do at all is taken out of the route's input schema, so it is refused at admission.
+ *
  * The key (the workspace's own or the operator's) lives only in the client built for one attempt;
  * it is never put in a result, state or error message (a provider's answer to a refused key is
  * replaced by a fixed message, and any error text is scrubbed of it). Without a key (a keyless
@@ -20,10 +25,11 @@
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from 'openai';
 import { egressFetch } from './egress-fetch.js';
-import { errorCodeForStatus, type RetryPolicy } from './http.js';
+import { AnswerTooLarge, errorCodeForStatus, type RetryPolicy } from './http.js';
 import { characterCount, chatInputTokenBound } from './prices.js';
-import { checkProviderFile, downloadProviderFile } from './provider-files.js';
+import { checkProviderFile, coverResize, downloadProviderFile } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
+import { imageRulesFor, isReasoningChatModel, openAiInputSchema, planImages, sizeText } from './openai-models.js';
 import type { AdapterContext } from './types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
 
@@ -114,6 +120,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const maxTokens = typeof job.input.maxTokens === 'number' ? job.input.maxTokens : 512;
     const temperature = typeof job.input.temperature === 'number' ? job.input.temperature : undefined;
     const model = job.route.model!;
+    const reasoning = isReasoningChatModel(model);
     const api = clientFor(job, OPENAI_MAX_BYTES.chat);
     let consumed = 0;
     return guarded(
@@ -123,9 +130,11 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
           {
             model,
             messages: messages.map((m) => ({ role: m.role, content: m.content })),
-            // The bound that makes the maximum cost true (understood by every compatible server).
-            max_tokens: maxTokens,
-            ...(temperature !== undefined ? { temperature } : {}),
+            // The bound that makes the maximum cost true: max_tokens, understood by every compatible
+            // server; reasoning models refuse it and take max_completion_tokens (openai-models.ts).
+            ...(reasoning ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
+            // Reasoning models take only the default temperature (their input schema has none).
+            ...(temperature !== undefined && !reasoning ? { temperature } : {}),
           },
           { signal: job.signal },
         )) as unknown;
@@ -165,36 +174,58 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const references = Array.isArray(job.input.referenceMediaIds) ? (job.input.referenceMediaIds as string[]) : [];
     const model = job.route.model!;
     const api = clientFor(job, OPENAI_MAX_BYTES.images);
+    // Only sizes and counts the model accepts are sent (openai-models.ts): the nearest accepted
+    // size, in as many requests as its `n` bound needs; the images are then made the size asked.
+    const rules = imageRulesFor(model, job.route.spec);
+    const plan = planImages(rules, { width, height }, count);
+    const resize = plan.generated.width !== width || plan.generated.height !== height;
     // GPT image models always answer base64 and refuse the parameter; others are asked for base64
     // (one answer, no second download), and a URL answer is downloaded all the same.
-    const format = /^gpt-image/i.test(model) ? {} : { response_format: 'b64_json' as const };
-    const size = `${width}x${height}`;
+    const format = rules.responseFormat ? { response_format: 'b64_json' as const } : {};
+    const size = sizeText(plan.generated);
     let returned = 0;
     return guarded(
       job,
       async () => {
-        let answer: unknown;
-        if (references.length > 0) {
-          const uploads = await Promise.all(
-            references.map(async (id, i) => {
-              const item = await job.media.read(id);
-              return toFile(item.bytes, `reference-${i + 1}.${extensionOf(item.mimeType)}`, { type: item.mimeType });
-            }),
-          );
-          answer = await api.images.edit({ model, prompt, image: uploads.length === 1 ? uploads[0]! : uploads, n: count, size, ...format }, { signal: job.signal });
-        } else {
-          answer = await api.images.generate({ model, prompt, n: count, size: size as '1024x1024', ...format }, { signal: job.signal });
-        }
-        const items = (isObject(answer) && Array.isArray(answer.data) ? answer.data : []).slice(0, count);
-        returned = items.length;
-        if (returned === 0) throw new ProviderError('PROVIDER_ERROR', 'The provider returned no image.');
+        const uploads =
+          references.length === 0
+            ? []
+            : await Promise.all(
+                references.map(async (id, i) => {
+                  const item = await job.media.read(id);
+                  return toFile(item.bytes, `reference-${i + 1}.${extensionOf(item.mimeType)}`, { type: item.mimeType });
+                }),
+              );
         const files: ProducedFile[] = [];
-        for (const [i, item] of items.entries()) {
-          const bytes = await imageBytes(job, item);
-          files.push(await checkProviderFile(bytes, 'image', 'images', `image-${i + 1}`, i));
+        let named: unknown;
+        for (const n of plan.batches) {
+          const answer: unknown =
+            uploads.length > 0
+              ? await api.images.edit({ model, prompt, image: uploads.length === 1 ? uploads[0]! : uploads, n, size: size as '1024x1024', ...format }, { signal: job.signal })
+              : await api.images.generate({ model, prompt, n, size: size as '1024x1024', ...format }, { signal: job.signal });
+          const items = isObject(answer) && Array.isArray(answer.data) ? answer.data : [];
+          if (items.length > n) {
+            // The provider made (and bills) what it was asked for; nothing it answered is kept.
+            returned += n;
+            throw new ProviderError('PROVIDER_ERROR', `The provider returned ${items.length} images where ${n} were asked for.`);
+          }
+          returned += items.length;
+          named ??= isObject(answer) ? answer.model : undefined;
+          // One image at a time: checked like an upload, then made the size asked for (the
+          // generated bytes are dropped once resized, so at most one answer's worth is held).
+          for (const item of items) {
+            const i = files.length;
+            const file = await checkProviderFile(await imageBytes(job, item), 'image', 'images', `image-${i + 1}`, i);
+            files.push(resize ? await checkProviderFile(await coverResize(file.bytes, width, height), 'image', 'images', `image-${i + 1}`, i) : file);
+          }
         }
+        if (returned === 0) throw new ProviderError('PROVIDER_ERROR', 'The provider returned no image.');
         return {
-          data: { provider: job.route.providerName, model: answerModel(isObject(answer) ? answer.model : undefined, model) },
+          data: {
+            provider: job.route.providerName,
+            model: answerModel(named, model),
+            imageSize: { requested: sizeText(plan.requested), generated: size, resize: resize ? 'cover' : 'none', requests: plan.batches.length },
+          },
           files,
           costMillicents: job.charge({ images: returned }),
         };
@@ -233,7 +264,14 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     return guarded(
       job,
       async () => {
-        const res = await api.audio.speech.create({ model, input: text, voice, response_format: format }, { signal: job.signal });
+        let res: Response;
+        try {
+          res = await api.audio.speech.create({ model, input: text, voice, response_format: format }, { signal: job.signal });
+        } catch (err) {
+          // Audio over the bound is an unusable answer to work the provider did: its characters are charged.
+          if (err instanceof AnswerTooLarge || (err instanceof APIConnectionError && err.cause instanceof AnswerTooLarge)) answered = true;
+          throw err;
+        }
         const bytes = Buffer.from(await res.arrayBuffer());
         answered = true;
         const file = await checkProviderFile(bytes, 'audio', 'audio', 'speech');
@@ -257,6 +295,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
   return {
     name: 'openai',
     steps: () => 1,
+    inputSchema: openAiInputSchema,
     async run(job) {
       switch (job.operation.id) {
         case 'chat.generate':
@@ -313,3 +352,4 @@ export function wavSeconds(bytes: Buffer): number | undefined {
   }
   return undefined;
 }
+

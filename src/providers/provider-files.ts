@@ -66,3 +66,13 @@ export async function downloadProviderFile(
   );
   return res.body;
 }
+
+/** The image made exactly `width` × `height`: scaled to cover it and cropped at the centre (PNG). */
+export async function coverResize(bytes: Buffer, width: number, height: number): Promise<Buffer> {
+  const { default: sharp } = await import('sharp');
+  try {
+    return await sharp(bytes).resize(width, height, { fit: 'cover', position: 'centre' }).png().toBuffer();
+  } catch {
+    throw new ProviderError('PROVIDER_ERROR', 'The provider returned an image that cannot be resized.');
+  }
+}

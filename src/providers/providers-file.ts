@@ -14,6 +14,7 @@ import ipaddr from 'ipaddr.js';
 import { isPublicUnicast, parseIpLiteral } from '../egress/address-policy.js';
 import { isOperationId, type OperationId } from '../operations/ids.js';
 import { findOperation } from '../operations/registry.js';
+import { parseSize, type ImageSize } from './openai-models.js';
 import { PRICE_PARAMS, priceParamsFor, type PriceParam, type PriceParams } from './prices.js';
 
 export type ProviderType = 'openai' | 'replicate' | 'local' | 'simulated';
@@ -75,6 +76,10 @@ export interface OperationRouteSpec {
   frames?: string;
   /** ffmpeg engine: the longest output (s); longer results are cut there (the bound of perSecondMillicents). */
   maxOutputSeconds: number;
+  /** image.generate on openai: the sizes the model generates (replacing the built-in table of model families). */
+  sizes?: ImageSize[];
+  /** image.generate on openai: the most images one request may ask for (`n`). */
+  maxImagesPerRequest?: number;
 }
 
 export interface ProvidersFile {
@@ -108,7 +113,10 @@ export const DEFAULT_MAX_OUTPUT_SECONDS = 600;
 export const MAX_PRICE_PARAMETER = 100_000_000;
 
 const PROVIDER_FIELDS = ['type', 'baseUrl', 'apiKeyEnv', 'privateNetwork', 'mediaInputs', 'requestTimeoutMs', 'maxRetries'];
-const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voice', 'timeoutSeconds', 'pollIntervalMs', 'frames', 'maxOutputSeconds'];
+const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voice', 'timeoutSeconds', 'pollIntervalMs', 'frames', 'maxOutputSeconds', 'sizes', 'maxImagesPerRequest'];
+/** Bounds of an entry's own image sizes (`sizes`): sides in pixels, and how many sizes. */
+const IMAGE_SIDE = { min: 16, max: 4096 } as const;
+const MAX_SIZES = 32;
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const REPLICATE_MODEL = /^[a-z0-9][a-z0-9_.-]{0,99}\/[a-z0-9][a-z0-9_.-]{0,99}(:[0-9a-f]{64})?$/i;
@@ -339,6 +347,7 @@ function parseRoute(
   if (raw.maxOutputSeconds !== undefined && raw.engine !== 'ffmpeg') problem('maxOutputSeconds applies to the ffmpeg engine only');
   else if (!wholeNumber(maxOutputSeconds, 1, 86_400)) problem('maxOutputSeconds must be a whole number of seconds from 1 to 86400');
   const price = checkPrice(raw.price, opId, type, problem);
+  const images = checkImageSizes(raw, opId, type, problem);
   if (failed || !type) return undefined;
   return {
     operationId: opId,
@@ -352,7 +361,47 @@ function parseRoute(
     pollIntervalMs: pollIntervalMs as number,
     ...(frames !== undefined ? { frames } : {}),
     maxOutputSeconds: maxOutputSeconds as number,
+    ...(images.sizes ? { sizes: images.sizes } : {}),
+    ...(images.maxImagesPerRequest !== undefined ? { maxImagesPerRequest: images.maxImagesPerRequest } : {}),
   };
+}
+
+/**
+ * `sizes` and `maxImagesPerRequest`: what an image model accepts, for image.generate on an openai
+ * provider (a model the built-in table of docs/providers.md does not know, or one that differs).
+ */
+function checkImageSizes(
+  raw: Record<string, unknown>,
+  opId: OperationId,
+  type: ProviderType | undefined,
+  problem: (what: string) => void,
+): { sizes?: ImageSize[]; maxImagesPerRequest?: number } {
+  const out: { sizes?: ImageSize[]; maxImagesPerRequest?: number } = {};
+  if (raw.sizes === undefined && raw.maxImagesPerRequest === undefined) return out;
+  if (type !== undefined && (type !== 'openai' || opId !== 'image.generate')) {
+    problem('sizes and maxImagesPerRequest apply to image.generate on an openai provider only');
+    return out;
+  }
+  if (raw.sizes !== undefined) {
+    const list = raw.sizes;
+    if (!Array.isArray(list) || list.length === 0 || list.length > MAX_SIZES) problem(`sizes must be a list of 1 to ${MAX_SIZES} sizes "WIDTHxHEIGHT"`);
+    else {
+      const sizes: ImageSize[] = [];
+      for (const [i, v] of list.entries()) {
+        const s = typeof v === 'string' ? parseSize(v) : undefined;
+        if (!s || s.width < IMAGE_SIDE.min || s.height < IMAGE_SIDE.min || s.width > IMAGE_SIDE.max || s.height > IMAGE_SIDE.max) {
+          problem(`sizes[${i}]: ${JSON.stringify(v)} is not a size "WIDTHxHEIGHT" with sides from ${IMAGE_SIDE.min} to ${IMAGE_SIDE.max} pixels`);
+        } else if (sizes.some((o) => o.width === s.width && o.height === s.height)) problem(`sizes[${i}]: ${JSON.stringify(v)} is listed twice`);
+        else sizes.push(s);
+      }
+      if (sizes.length === list.length) out.sizes = sizes;
+    }
+  }
+  if (raw.maxImagesPerRequest !== undefined) {
+    if (!wholeNumber(raw.maxImagesPerRequest, 1, 10)) problem('maxImagesPerRequest must be a whole number from 1 to 10');
+    else out.maxImagesPerRequest = raw.maxImagesPerRequest;
+  }
+  return out;
 }
 
 /**

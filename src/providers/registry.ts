@@ -97,7 +97,7 @@ export class ProviderRegistry {
       price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds, adapter.maximumQuantities?.(op, input)) : (input) => op.price(input),
       charge: params ? (used, maximum) => chargeFor(params, used, maximum) : (_used, maximum) => maximum,
       steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
-      inputSchema: adapter.inputSchema?.(op) ?? op.inputSchema,
+      inputSchema: adapter.inputSchema?.(op, spec) ?? op.inputSchema,
     };
   }
 

@@ -202,7 +202,7 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
       if (prediction.status !== 'succeeded') {
         const detail = typeof prediction.error === 'string' && prediction.error ? `: ${redact(prediction.error).slice(0, 300)}` : '';
         const what = prediction.status === 'failed' ? `The prediction failed${detail}` : `The prediction was ${prediction.status} at the provider${detail}`;
-        throw new ProviderError('PROVIDER_ERROR', `${what}.`, job.charge({ predictSeconds }));
+        throw new ProviderError('PROVIDER_ERROR', `${what}.`, consumedBy(job, prediction, predictSeconds));
       }
 
       // Files of the result, checked like uploads; consumed work is charged even when one is unusable.
@@ -210,6 +210,7 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
       const data: Record<string, unknown> = { provider: job.route.providerName, model, predictionId };
       const produces = job.operation.produces;
       try {
+        checkOutputSize(prediction.output);
         if (produces) files.push(...(await resultFiles(job, produces, prediction.output, (url) => fetchFile(ctx, baseUrl, url, headers, job, spec.requestTimeoutMs, policy))));
         else data.output = prediction.output ?? null;
       } catch (err) {
@@ -225,6 +226,39 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
       return { data, files: [], costMillicents: 0 };
     },
   };
+}
+
+/**
+ * What an unsuccessful prediction consumed. An `aborted` one never started ("the prediction
+ * exceeded its deadline before it could start running", Replicate's prediction lifecycle,
+ * https://replicate.com/docs/topics/predictions/lifecycle): no work was done and nothing is
+ * charged, unless the provider reports prediction time after all. A failed or canceled one is
+ * charged its prediction time (and the route's per-run price: its work started).
+ */
+function consumedBy(job: ProviderRun, prediction: Prediction, predictSeconds: number): number {
+  if (prediction.status === 'aborted' && !(predictSeconds > 0)) return 0;
+  return job.charge({ predictSeconds });
+}
+
+/**
+ * Largest text a prediction's output may hold (the strings of its JSON, file URLs included): the
+ * bound of a public job result. A larger output fails the job before anything is downloaded.
+ */
+export const MAX_OUTPUT_TEXT_BYTES = 16 * 1024 * 1024;
+
+function checkOutputSize(output: unknown): void {
+  let total = 0;
+  const visit = (v: unknown, depth: number): void => {
+    if (total > MAX_OUTPUT_TEXT_BYTES || depth > 32) return;
+    if (typeof v === 'string') total += Buffer.byteLength(v, 'utf8');
+    else if (Array.isArray(v)) for (const x of v) visit(x, depth + 1);
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) {
+      total += Buffer.byteLength(k, 'utf8');
+      visit(x, depth + 1);
+    }
+  };
+  visit(output, 0);
+  if (total > MAX_OUTPUT_TEXT_BYTES) throw new ProviderError('PROVIDER_ERROR', `The prediction output exceeds ${MAX_OUTPUT_TEXT_BYTES / 1024 / 1024} MiB.`);
 }
 
 /** The caller's abort wins over whatever the interrupted call threw. */
@@ -366,8 +400,11 @@ async function resultFiles(job: ProviderRun, produces: MediaKind, output: unknow
     if (place.optional) return [];
     throw new ProviderError('PROVIDER_ERROR', 'The prediction succeeded without returning a file.');
   }
-  // Never more files than the run was priced for (a model may ignore num_outputs).
-  urls = place.list ? urls.slice(0, Math.max(1, num(job.input.count, 1))) : urls.slice(0, 1);
+  // Never more files than the run was priced for: a model that ignores num_outputs and returns
+  // more images than asked fails the job (nothing of it is stored; its prediction time is charged).
+  const asked = Math.max(1, num(job.input.count, 1));
+  if (place.list && urls.length > asked) throw new ProviderError('PROVIDER_ERROR', `The prediction returned ${urls.length} files where ${asked} were asked for.`);
+  urls = place.list ? urls : urls.slice(0, 1);
   const files: ProducedFile[] = [];
   for (const [i, url] of urls.entries()) {
     const bytes = await download(url);

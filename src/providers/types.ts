@@ -125,8 +125,9 @@ export interface Provider {
    * The input schema this adapter honours (served by GET /v1/tools and enforced on estimates,
    * runs and retries), when it is narrower than the operation's (a field it cannot honour is
    * left out or made required, a voice list of its own); the operation's schema when absent.
+   * `entry` is the route's entry in the providers file (its model may narrow the input further).
    */
-  inputSchema?(op: OperationContract): TSchema;
+  inputSchema?(op: OperationContract, entry?: OperationRouteSpec): TSchema;
   /**
    * The most a run can consume when the adapter itself bounds it beyond what the input says (an
    * engine that cuts its output at a length); replaces the operation's bound for its quantities.

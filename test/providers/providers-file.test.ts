@@ -560,8 +560,36 @@ describe('providers file: operations', () => {
     assertListed(problems, /^PROVIDERS_FILE operations\.chat\.generate: voice applies to speech\.generate/, /^PROVIDERS_FILE operations\.speech\.generate: voice applies to speech\.generate/);
   });
 
+  test('sizes and maxImagesPerRequest: the sizes an image model accepts, validated at start-up (image.generate on openai only)', () => {
+    const image = (extra: Record<string, unknown>) => fileWith({ 'image.generate': { provider: 'openai', model: 'sdxl', price: { perImageMillicents: 1 }, ...extra } });
+    const ok = accepted(image({ sizes: ['512x512', '768x512'], maxImagesPerRequest: 2 }), KEYS).operations.get('image.generate')!;
+    assert.deepEqual([ok.sizes, ok.maxImagesPerRequest], [[{ width: 512, height: 512 }, { width: 768, height: 512 }], 2]);
+    const without = accepted(image({}), KEYS).operations.get('image.generate')!;
+    assert.deepEqual(['sizes' in without, 'maxImagesPerRequest' in without], [false, false]);
+    for (const bad of [[], 'x', ['512'], ['512x'], ['0x512'], ['8x512'], ['512x8192'], [512], ['512X512']]) {
+      assert.ok(problemsOf(image({ sizes: bad }), KEYS).some((p) => /^PROVIDERS_FILE operations\.image\.generate: sizes/.test(p)), `sizes ${JSON.stringify(bad)} is a problem`);
+    }
+    assertListed(problemsOf(image({ sizes: ['512x512', '512x512'] }), KEYS), /^PROVIDERS_FILE operations\.image\.generate: sizes\[1\]: "512x512" is listed twice$/);
+    assertListed(problemsOf(image({ sizes: Array.from({ length: 33 }, (_, i) => `${64 + i}x64`) }), KEYS), /^PROVIDERS_FILE operations\.image\.generate: sizes must be a list of 1 to 32 sizes/);
+    for (const bad of [0, 11, 1.5, '2']) {
+      assertListed(problemsOf(image({ maxImagesPerRequest: bad }), KEYS), /^PROVIDERS_FILE operations\.image\.generate: maxImagesPerRequest must be a whole number from 1 to 10$/);
+    }
+    const elsewhere = problemsOf(
+      fileWith({
+        'chat.generate': { provider: 'openai', model: 'gpt-4o-mini', price: CHAT_PRICE, sizes: ['512x512'] },
+        'headshot.generate': { provider: 'replicate', model: 'a/b', price: { perRunMillicents: 1 }, maxImagesPerRequest: 2 },
+      }),
+      KEYS,
+    );
+    assertListed(
+      elsewhere,
+      /^PROVIDERS_FILE operations\.chat\.generate: sizes and maxImagesPerRequest apply to image\.generate on an openai provider only$/,
+      /^PROVIDERS_FILE operations\.headshot\.generate: sizes and maxImagesPerRequest apply to image\.generate on an openai provider only$/,
+    );
+  });
+
   test('unknown fields of an operation entry are problems', () => {
-    assertListed(problemsOf(fileWith({ 'chat.generate': { provider: 'openai', model: 'gpt-4o-mini', price: CHAT_PRICE, maxTokens: 100 } }), KEYS), /^PROVIDERS_FILE operations\.chat\.generate: unknown field "maxTokens" \(expected provider, model, engine, input, price, voice, timeoutSeconds, pollIntervalMs, frames, maxOutputSeconds\)$/);
+    assertListed(problemsOf(fileWith({ 'chat.generate': { provider: 'openai', model: 'gpt-4o-mini', price: CHAT_PRICE, maxTokens: 100 } }), KEYS), /^PROVIDERS_FILE operations\.chat\.generate: unknown field "maxTokens" \(expected provider, model, engine, input, price, voice, timeoutSeconds, pollIntervalMs, frames, maxOutputSeconds, sizes, maxImagesPerRequest\)$/);
   });
 
   test('timeoutSeconds is a whole number from 1 to 86400 (default 600)', () => {

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import sharp from 'sharp';
 import { admin, call, createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
@@ -25,8 +26,7 @@ import { makePng } from '../../src/providers/sim-files.js';
 import { compileStrict } from '../../src/http/validation.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { createEgress } from '../../src/egress/client.js';
-import { parseProvidersFile } from '../../src/providers/providers-file.js';
-import { openAiProvider } from '../../src/providers/openai.js';
+import { runAdapter } from '../support/provider-run.js';
 
 const OPERATOR_KEY = 'sk-operator-0123456789abcdefOPERATOR';
 const PERSONAL_KEY = 'sk-personal-9876543210fedcba-Q7zXk3Wq';
@@ -47,7 +47,7 @@ function providersFile(fake: FakeOpenAi) {
     },
     operations: {
       'chat.generate': { provider: 'fake', model: 'gpt-test-mini', price: CHAT_PRICE },
-      'image.generate': { provider: 'fake', model: 'dall-e-test', price: IMAGE_PRICE },
+      'image.generate': { provider: 'fake', model: 'dall-e-2', price: IMAGE_PRICE },
       'speech.generate': { provider: 'keyless', model: 'tts-test', voice: 'nova', price: SPEECH_PRICE },
     },
   };
@@ -211,24 +211,48 @@ for (const dbName of testDatabaseNames()) {
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
 
-    test('image.generate asks for count images of width x height and stores each with its exact bytes, charged per image', async () => {
+    test('image.generate on dall-e-2 asks for the accepted size covering the request (1024x1024 for 512x768), n 3 in one request, and delivers each image at exactly 512x768, cropped from the generated one, charged per image', async () => {
       const t = await tenant();
       const job = await queued(t, 'image.generate', { prompt: 'a red square', width: 512, height: 768, count: 3 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
-      const [req] = fake.seen('/v1/images/generations');
-      assert.deepEqual({ model: req!.json.model, prompt: req!.json.prompt, n: req!.json.n, size: req!.json.size, format: req!.json.response_format }, { model: 'dall-e-test', prompt: 'a red square', n: 3, size: '512x768', format: 'b64_json' });
+      assert.deepEqual(fake.refusals, [], 'nothing the real API refuses was sent');
+      const requests = fake.seen('/v1/images/generations');
+      assert.equal(requests.length, 1, 'dall-e-2 makes up to 10 images per request');
+      const [req] = requests;
+      assert.deepEqual({ model: req!.json.model, prompt: req!.json.prompt, n: req!.json.n, size: req!.json.size, format: req!.json.response_format }, { model: 'dall-e-2', prompt: 'a red square', n: 3, size: '1024x1024', format: 'b64_json' });
       assert.equal(req!.headers.authorization, `Bearer ${OPERATOR_KEY}`);
       assert.equal(job.output.provider, 'fake');
-      assert.equal(job.output.model, 'dall-e-test');
+      assert.equal(job.output.model, 'dall-e-2');
+      assert.deepEqual(job.output.imageSize, { requested: '512x768', generated: '1024x1024', resize: 'cover', requests: 1 }, 'the result says how the size was made');
       assert.equal(job.output.images.length, 3);
       assertResultShape('image.generate', job.output);
       for (const [i, image] of job.output.images.entries()) {
+        const stored = await mediaBytes(t, image.url);
         assert.equal(image.mimeType, 'image/png');
-        assert.equal(image.sizeBytes, fake.lastImages[i]!.length);
-        assert.equal(sha256(await mediaBytes(t, image.url)), sha256(fake.lastImages[i]!), `image ${i + 1} is stored byte for byte`);
+        assert.equal(image.sizeBytes, stored.length);
+        assert.equal(image.sha256, sha256(stored));
+        const meta = await sharp(stored).metadata();
+        assert.deepEqual([meta.format, meta.width, meta.height], ['png', 512, 768], `image ${i + 1} has exactly the size asked for`);
+        // The generated 1024x1024 image, scaled to cover 512x768 and cropped at the centre.
+        const expected = await sharp(fake.lastImages[i]!).resize(512, 768, { fit: 'cover', position: 'centre' }).ensureAlpha().raw().toBuffer();
+        assert.ok((await sharp(stored).ensureAlpha().raw().toBuffer()).equals(expected), `image ${i + 1} is generated image ${i + 1}, cropped`);
       }
       assert.equal(job.costMillicents, 3 * IMAGE_PRICE.perImageMillicents);
       assert.equal((await balance(ctx, t)).totalMillicents, CREDITS - 3 * IMAGE_PRICE.perImageMillicents);
+      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    });
+
+    test('image.generate at a size the model accepts (256x256 on dall-e-2) sends it as asked and stores each image with its exact bytes', async () => {
+      const t = await tenant();
+      const job = await queued(t, 'image.generate', { prompt: 'a green square', width: 256, height: 256, count: 2 });
+      assert.equal(job.status, 'completed', JSON.stringify(job));
+      assert.equal(fake.seen('/v1/images/generations')[0]!.json.size, '256x256');
+      assert.deepEqual(job.output.imageSize, { requested: '256x256', generated: '256x256', resize: 'none', requests: 1 });
+      for (const [i, image] of job.output.images.entries()) {
+        assert.equal(image.sizeBytes, fake.lastImages[i]!.length);
+        assert.equal(sha256(await mediaBytes(t, image.url)), sha256(fake.lastImages[i]!), `image ${i + 1} is stored byte for byte`);
+      }
+      assert.equal(job.costMillicents, 2 * IMAGE_PRICE.perImageMillicents);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
 
@@ -246,7 +270,7 @@ for (const dbName of testDatabaseNames()) {
       const secrets = [OPERATOR_KEY, fake.baseUrl, new URL(fake.baseUrl).host, 'FAKE_OPENAI_KEY', dir];
       assertNothingPrivate(read.body, 'the snapshot', { secrets, keys: PRIVATE_KEYS });
       assertNothingPrivate(whole, 'the complete output', { secrets, keys: PRIVATE_KEYS });
-      assert.deepEqual([JSON.parse(whole).provider, JSON.parse(whole).model], ['fake', 'dall-e-test'], 'the provider by its name in the file, and the model');
+      assert.deepEqual([JSON.parse(whole).provider, JSON.parse(whole).model], ['fake', 'dall-e-2'], 'the provider by its name in the file, and the model');
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
 
@@ -287,7 +311,7 @@ for (const dbName of testDatabaseNames()) {
       assert.equal(job.status, 'completed', JSON.stringify(job));
       const [req] = fake.seen('/v1/images/edits');
       assert.ok(req?.form, 'a multipart request');
-      assert.equal(req.form.fields.model, 'dall-e-test');
+      assert.equal(req.form.fields.model, 'dall-e-2');
       assert.equal(req.form.fields.prompt, 'like this');
       assert.equal(req.form.fields.n, '1');
       assert.equal(req.form.files.length, 1);
@@ -485,25 +509,11 @@ describe('openai adapter: the attempt signal', () => {
     const fake = await FakeOpenAi.start();
     const egress = createEgress({ allowCidrs: ['127.0.0.1/32'] });
     try {
-      const parsed = parseProvidersFile(providersFile(fake), { FAKE_OPENAI_KEY: OPERATOR_KEY });
-      assert.deepEqual(parsed.problems, []);
-      const spec = parsed.file!.providers.get('fake')!;
-      const adapter = openAiProvider(spec, { egress, providerEgress: egress, log: pino({ level: 'silent' }) });
-      const op = findOperation('chat.generate')!;
       const abort = new AbortController();
       const reason = new DOMException('cancelled by the test', 'AbortError');
       fake.script('/v1/chat/completions', { delayMs: 60_000 });
       const input = { messages: [{ role: 'user', content: 'wait' }], maxTokens: 8 };
-      const attempt = adapter.run({
-        jobId: 'job', workspaceId: 'ws', operation: op, input, attempt: 1, stepsTotal: 1, stepsDone: 0, state: {}, checkpointedFiles: () => [],
-        maximumMillicents: 1000, signal: abort.signal, funding: 'credits', apiKey: OPERATOR_KEY,
-        route: { operation: op, providerName: 'fake', providerType: 'openai', personalKeys: true, model: 'gpt-test-mini', adapter, spec: parsed.file!.operations.get('chat.generate')!, provider: spec, price: () => ({ estimatedMillicents: 0, maximumMillicents: 1000 }), charge: () => 0, steps: () => 1, inputSchema: op.inputSchema },
-        media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: 'image/png', sha256: '' }) },
-        isVerifiedHost: async () => false,
-        charge: () => 0,
-        progress: async () => {},
-        checkpoint: async () => {},
-      });
+      const attempt = runAdapter({ file: providersFile(fake), env: { FAKE_OPENAI_KEY: OPERATOR_KEY }, operationId: 'chat.generate', input, egress, signal: abort.signal }).result;
       // The answer never comes in time (a minute): only the abort can end the attempt, with its reason.
       setTimeout(() => abort.abort(reason), 100);
       await assert.rejects(attempt, (err) => err === reason);

@@ -3,14 +3,62 @@
  * real wire format of POST /v1/chat/completions, /v1/images/generations, /v1/images/edits and
  * /v1/audio/speech, and GET /files/<name> for images answered by URL. It records every request
  * (method, path, headers, parsed JSON or multipart body) and can be scripted per path with a queue
- * of answers (status, headers such as retry-after, JSON or raw bytes, a delay before answering).
+ * of answers (status, headers such as retry-after, JSON or raw bytes, a delay before answering,
+ * or a body streamed until the client stops reading).
  * Nothing of the `openai` package is mocked: the adapter talks HTTP to this server.
+ *
+ * Strict where OpenAI is (issue 39): requests the real API refuses are refused here with its error
+ * shape, HTTP 400 `{error: {message, type: "invalid_request_error", param, code}}` ("Error codes",
+ * https://platform.openai.com/docs/guides/error-codes). Each rule names the page of the public API
+ * reference it follows. Models outside the families below (an OpenAI-compatible server such as
+ * Ollama or LocalAI) are answered leniently, as such servers do.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makePng, makeWav } from '../../src/providers/sim-files.js';
 import { mp3 } from './media.js';
+import { writeStreamedBody, type StreamedBody } from './streamed-body.js';
+
+/**
+ * Image model families of the OpenAI API reference, "Create image"
+ * (https://platform.openai.com/docs/api-reference/images/create): `size` must be one of the
+ * family's sizes (GPT image models also take "auto", answered at 1024x1024); `n` 1 to 10, only 1
+ * for dall-e-3; `response_format` url or b64_json for dall-e (url by default), refused for GPT
+ * image models, which always answer b64_json and report token `usage`. "Create image edit"
+ * (https://platform.openai.com/docs/api-reference/images/createEdit): dall-e-2 (one square PNG)
+ * and GPT image models (up to 16 images) only.
+ * Written from the reference, independently of src/providers/openai-models.ts.
+ */
+const IMAGE_FAMILIES = [
+  { match: /^dall-e-2$/, family: 'dall-e-2', sizes: ['256x256', '512x512', '1024x1024'], maxN: 10, responseFormat: true, edits: 1 },
+  { match: /^dall-e-3$/, family: 'dall-e-3', sizes: ['1024x1024', '1792x1024', '1024x1792'], maxN: 1, responseFormat: true, edits: 0 },
+  { match: /^gpt-image/, family: 'gpt-image', sizes: ['1024x1024', '1536x1024', '1024x1536', 'auto'], maxN: 10, responseFormat: false, edits: 16 },
+] as const;
+
+/**
+ * Reasoning chat models, "Create chat completion"
+ * (https://platform.openai.com/docs/api-reference/chat/create): `max_tokens` "is not compatible
+ * with o-series models" (the API answers `unsupported_parameter`, "Use 'max_completion_tokens'
+ * instead"); gpt-5 models refuse it the same way; and they take only the default temperature (1).
+ */
+const REASONING_CHAT = /^(o[1-9]([-.].*)?|gpt-5.*)$/;
+
+/** The API's refusal of a request ("Error codes", https://platform.openai.com/docs/guides/error-codes). */
+export class OpenAiRefusal extends Error {
+  constructor(
+    message: string,
+    readonly param: string | null,
+    readonly code: string | null,
+    readonly status = 400,
+    readonly type = 'invalid_request_error',
+  ) {
+    super(message);
+  }
+  get body() {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
 
 export interface RecordedFile {
   field: string;
@@ -40,6 +88,12 @@ export interface Scripted {
   contentType?: string;
   /** Wait this long before answering (a deadline test). */
   delayMs?: number;
+  /**
+   * A 200 body of `bytes` zero bytes written in 64 KiB chunks until done or the client closes the
+   * connection (`streamedBytes` counts what was written); `declareLength` sends its Content-Length
+   * first, else it is chunked.
+   */
+  stream?: StreamedBody;
 }
 
 export type FakePath = '/v1/chat/completions' | '/v1/images/generations' | '/v1/images/edits' | '/v1/audio/speech';
@@ -61,8 +115,13 @@ export class FakeOpenAi {
   lastImages: Buffer[] = [];
   /** Bytes of the last default speech answer. */
   lastSpeech: Buffer | undefined;
+  /** Bytes written of the last streamed answer before it ended or the client closed the connection. */
+  streamedBytes = 0;
+  /** Refusals answered (strict rules), in order. */
+  readonly refusals: { path: string; status: number; body: unknown }[] = [];
   private readonly scripts = new Map<string, Scripted[]>();
   private readonly files = new Map<string, Buffer>();
+  private readonly streamedFiles = new Map<string, StreamedBody>();
   private readonly server: Server;
   private readonly open = new Set<ServerResponse>();
   private imageSeed = 1;
@@ -102,6 +161,12 @@ export class FakeOpenAi {
     this.scripts.set(path, [...(this.scripts.get(path) ?? []), ...answers]);
   }
 
+  /** Serves a streamed body (test/support/streamed-body.ts) at GET /files/<name>; returns its URL. */
+  streamFile(name: string, body: StreamedBody): string {
+    this.streamedFiles.set(name, body);
+    return `${this.origin}/files/${name}`;
+  }
+
   /** Requests to `path` (all when omitted). */
   seen(path?: string): RecordedRequest[] {
     return path ? this.requests.filter((r) => r.path === path) : [...this.requests];
@@ -112,11 +177,14 @@ export class FakeOpenAi {
     this.requests.length = 0;
     this.scripts.clear();
     this.files.clear();
+    this.streamedFiles.clear();
     this.chatUsage = { prompt_tokens: 17, completion_tokens: 9 };
     this.chatReply = 'Hello from the fake.';
     this.imageMode = 'request';
     this.lastImages = [];
     this.lastSpeech = undefined;
+    this.streamedBytes = 0;
+    this.refusals.length = 0;
   }
 
   async close(): Promise<void> {
@@ -137,6 +205,8 @@ export class FakeOpenAi {
     this.requests.push(recorded);
 
     if (req.method === 'GET' && path.startsWith('/files/')) {
+      const streamed = this.streamedFiles.get(path.slice('/files/'.length));
+      if (streamed) return this.stream(res, { contentType: 'image/png', ...streamed });
       const file = this.files.get(path.slice('/files/'.length));
       if (!file) return send(res, 404, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: 'no such file' } }));
       return send(res, 200, { 'content-type': 'image/png' }, file);
@@ -147,6 +217,7 @@ export class FakeOpenAi {
       await new Promise((resolve) => setTimeout(resolve, scripted.delayMs).unref());
       if (res.destroyed) return;
     }
+    if (scripted?.stream) return this.stream(res, scripted.stream);
     if (scripted && (scripted.json !== undefined || scripted.bytes !== undefined || (scripted.status ?? 200) >= 300)) {
       const status = scripted.status ?? 200;
       const headers: Record<string, string> = { ...scripted.headers };
@@ -155,30 +226,52 @@ export class FakeOpenAi {
         return send(res, status, headers, scripted.bytes);
       }
       headers['content-type'] ??= 'application/json';
-      const body = scripted.json ?? { error: { message: `scripted ${status}`, type: 'fake_error', code: null } };
+      const body = scripted.json ?? { error: { message: `scripted ${status}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
       return send(res, status, headers, JSON.stringify(body));
     }
 
     if (req.method !== 'POST') return send(res, 405, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: 'method not allowed' } }));
-    switch (path) {
-      case '/v1/chat/completions':
-        return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.chatAnswer(recorded.json)));
-      case '/v1/images/generations':
-        return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.imageAnswer(recorded.json ?? {})));
-      case '/v1/images/edits':
-        return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.imageAnswer(recorded.form?.fields ?? {})));
-      case '/v1/audio/speech': {
-        const wav = recorded.json?.response_format === 'wav';
-        const bytes = wav ? makeWav(0.5) : mp3(20);
-        this.lastSpeech = bytes;
-        return send(res, 200, { 'content-type': wav ? 'audio/wav' : 'audio/mpeg' }, bytes);
+    try {
+      switch (path) {
+        case '/v1/chat/completions':
+          return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.chatAnswer(recorded.json)));
+        case '/v1/images/generations':
+          return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.imageAnswer(recorded.json ?? {}, 'generations')));
+        case '/v1/images/edits':
+          return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.imageAnswer(recorded.form?.fields ?? {}, 'edits', recorded.form?.files ?? [], raw)));
+        case '/v1/audio/speech': {
+          const wav = recorded.json?.response_format === 'wav';
+          const bytes = wav ? makeWav(0.5) : mp3(20);
+          this.lastSpeech = bytes;
+          return send(res, 200, { 'content-type': wav ? 'audio/wav' : 'audio/mpeg' }, bytes);
+        }
+        default:
+          return send(res, 404, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: `no route ${path}` } }));
       }
-      default:
-        return send(res, 404, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: `no route ${path}` } }));
+    } catch (err) {
+      if (!(err instanceof OpenAiRefusal)) throw err;
+      this.refusals.push({ path, status: err.status, body: err.body });
+      return send(res, err.status, { 'content-type': 'application/json' }, JSON.stringify(err.body));
     }
   }
 
+  /** Writes the scripted stream (test/support/streamed-body.ts), counting what went out. */
+  private async stream(res: ServerResponse, o: StreamedBody): Promise<void> {
+    this.streamedBytes = 0;
+    this.streamedBytes = await writeStreamedBody(res, { contentType: 'application/json', ...o });
+  }
+
   private chatAnswer(body: any): unknown {
+    const model = String(body?.model ?? '');
+    if (REASONING_CHAT.test(model)) {
+      // "Create chat completion": max_tokens is not compatible with reasoning models.
+      if (body.max_tokens !== undefined) {
+        throw new OpenAiRefusal("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
+      }
+      if (body.temperature !== undefined && body.temperature !== 1) {
+        throw new OpenAiRefusal(`Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`, 'temperature', 'unsupported_value');
+      }
+    }
     return {
       id: `chatcmpl-${this.requests.length}`,
       object: 'chat.completion',
@@ -189,20 +282,77 @@ export class FakeOpenAi {
     };
   }
 
-  private imageAnswer(body: Record<string, unknown>): unknown {
-    const n = Math.max(1, Number(body.n ?? 1));
-    const mode = this.imageMode !== 'request' ? this.imageMode : body.response_format === 'url' ? 'url' : 'b64';
+  /**
+   * An images answer, after the rules of the model's family (see IMAGE_FAMILIES). `body` is the
+   * JSON of a generation or the multipart fields of an edit (strings).
+   */
+  private imageAnswer(body: Record<string, unknown>, endpoint: 'generations' | 'edits', files: RecordedFile[] = [], raw?: Buffer): unknown {
+    const model = String(body.model ?? 'dall-e-2');
+    const family = IMAGE_FAMILIES.find((f) => f.match.test(model));
+    const n = body.n === undefined ? 1 : Number(body.n);
+    const size = body.size === undefined ? undefined : String(body.size);
+    if (family) {
+      if (endpoint === 'edits' && family.edits === 0) {
+        throw new OpenAiRefusal(`Invalid value: '${model}'. Supported values are: 'dall-e-2' and 'gpt-image-1'.`, 'model', 'invalid_value');
+      }
+      if (endpoint === 'edits' && files.filter((f) => f.field.startsWith('image')).length > family.edits) {
+        throw new OpenAiRefusal(`${model} takes at most ${family.edits} image${family.edits === 1 ? '' : 's'} to edit.`, 'image', 'invalid_value');
+      }
+      if (endpoint === 'edits' && family.family === 'dall-e-2' && raw) {
+        const image = files.find((f) => f.field.startsWith('image'));
+        const dims = image ? pngSizes(raw).get(image.sha256) : undefined;
+        if (!dims || dims.width !== dims.height) throw new OpenAiRefusal('Invalid input image - must be a square PNG image.', 'image', 'invalid_image');
+      }
+      if (!Number.isInteger(n) || n < 1 || n > family.maxN) {
+        const message = family.maxN === 1 ? `Invalid 'n': ${model} supports only n=1.` : `Invalid 'n': integer above maximum value. Expected a value <= ${family.maxN}, but got ${n} instead.`;
+        throw new OpenAiRefusal(message, 'n', family.maxN === 1 ? 'invalid_value' : 'integer_above_max_value');
+      }
+      if (size !== undefined && !(family.sizes as readonly string[]).includes(size)) {
+        throw new OpenAiRefusal(`Invalid value: '${size}'. Supported values are: ${family.sizes.map((v) => `'${v}'`).join(', ')}.`, 'size', 'invalid_value');
+      }
+      if (body.response_format !== undefined) {
+        if (!family.responseFormat) throw new OpenAiRefusal("Unknown parameter: 'response_format'.", 'response_format', 'unknown_parameter');
+        if (body.response_format !== 'url' && body.response_format !== 'b64_json') {
+          throw new OpenAiRefusal(`Invalid value: '${String(body.response_format)}'. Supported values are: 'url' and 'b64_json'.`, 'response_format', 'invalid_value');
+        }
+      }
+    }
+    const count = Math.max(1, Number.isInteger(n) ? n : 1);
+    // dall-e answers by URL unless asked for b64_json; GPT image models always in base64. A
+    // compatible server of another model answers base64 unless asked for a URL.
+    const b64 = family ? !family.responseFormat || body.response_format === 'b64_json' : body.response_format !== 'url';
+    const mode = this.imageMode !== 'request' ? this.imageMode : b64 ? 'b64' : 'url';
+    // The images are of the size asked ("auto" and none: 1024x1024); a model it cannot parse: 16x16.
+    const asked = /^(\d{2,4})x(\d{2,4})$/.exec(size ?? (family ? '1024x1024' : ''));
+    const [width, height] = asked ? [Number(asked[1]), Number(asked[2])] : family ? [1024, 1024] : [16, 16];
     this.lastImages = [];
-    const data = Array.from({ length: n }, () => {
-      const png = makePng(16, 16, this.imageSeed++);
+    const data = Array.from({ length: count }, () => {
+      const png = makePng(width, height, this.imageSeed++);
       this.lastImages.push(png);
-      if (mode === 'b64') return { b64_json: png.toString('base64'), revised_prompt: null };
+      if (mode === 'b64') return { b64_json: png.toString('base64'), ...(family?.family === 'dall-e-3' ? { revised_prompt: String(body.prompt ?? '') } : {}) };
       const name = `img-${this.imageSeed}.png`;
       this.files.set(name, png);
       return { url: `${this.origin}/files/${name}` };
     });
-    return { created: Math.floor(Date.now() / 1000), data };
+    const usage =
+      family?.family === 'gpt-image'
+        ? { usage: { input_tokens: 50, input_tokens_details: { text_tokens: 50, image_tokens: 0 }, output_tokens: 1056 * count, total_tokens: 50 + 1056 * count } }
+        : {};
+    return { created: Math.floor(Date.now() / 1000), data, ...usage };
   }
+}
+
+/** Width and height of each PNG file in a multipart body, by the sha256 of the file's bytes. */
+function pngSizes(raw: Buffer): Map<string, { width: number; height: number }> {
+  const out = new Map<string, { width: number; height: number }>();
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  for (let at = raw.indexOf(signature); at >= 0; at = raw.indexOf(signature, at + 1)) {
+    const end = raw.indexOf(Buffer.from('IEND'), at);
+    if (end < 0 || at + 24 > raw.length) break;
+    const bytes = raw.subarray(at, end + 8);
+    out.set(createHash('sha256').update(bytes).digest('hex'), { width: raw.readUInt32BE(at + 16), height: raw.readUInt32BE(at + 20) });
+  }
+  return out;
 }
 
 function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer): void {

@@ -12,10 +12,26 @@
  * stays `processing` until `release()`). Scripted HTTP answers (401, 429 with Retry-After, 5xx …)
  * can be queued per kind of call and are answered before the normal handling. The state lives in
  * the test process, so a worker in a child process can be killed while the fake keeps counting.
+ *
+ * Like the real API (each rule names its page):
+ * - refusals are problem details, `application/problem+json` `{title, detail, status}` (HTTP API
+ *   reference, https://replicate.com/docs/reference/http): 422 for a create without an `input`
+ *   object or with a version that is not 64 hex digits, 404 for an unknown prediction;
+ * - statuses starting, processing, succeeded, failed, canceled and aborted, "the prediction
+ *   exceeded its deadline before it could start running": no started_at, no predict_time
+ *   (Prediction lifecycle, https://replicate.com/docs/topics/predictions/lifecycle);
+ * - `metrics` of an ended prediction hold `predict_time` (the model's run time, what is billed)
+ *   and `total_time` (queue time included), ibid.;
+ * - `Prefer: wait` (or `wait=N`) on a create holds the answer until the prediction ends, so it
+ *   comes back already finished with its output ("Create a prediction", sync mode,
+ *   https://replicate.com/docs/topics/predictions/create-a-prediction); a held prediction is
+ *   answered as it stands;
+ * - outputs are whatever the model returns: a URL string, a list, an object, or text.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeStreamedBody } from './streamed-body.js';
 
 export type CallKind = 'create' | 'get' | 'cancel' | 'file';
 
@@ -36,12 +52,14 @@ export interface PredictionScript {
   polls?: number;
   /** Stays `processing` until `release()` (then ends at the next poll). */
   hold?: boolean;
-  status?: 'succeeded' | 'failed' | 'canceled';
+  status?: 'succeeded' | 'failed' | 'canceled' | 'aborted';
   /** The output of a succeeded prediction (e.g. file URLs from `fileUrl`). */
   output?: unknown;
   error?: string;
-  /** metrics.predict_time of the ended prediction (default 1.5). */
+  /** metrics.predict_time of the ended prediction (default 1.5; an aborted one has none unless set). */
   predictTime?: number;
+  /** metrics.total_time: prediction time plus time queued (default predict_time + 0.75). */
+  totalTime?: number;
   /** Logs returned while it runs. */
   logs?: string;
 }
@@ -74,6 +92,9 @@ export class FakeReplicate {
   creations = 0;
   /** The script of predictions created while `queue` is empty. */
   defaultScript: PredictionScript = {};
+  /** Bytes written of the last streamed file before it ended or the client closed the connection. */
+  streamedBytes = 0;
+  private readonly streams = new Map<string, { bytes: number; declareLength: boolean }>();
   /** Awaited after a cancel marked its prediction cancelled and before it is answered (a slow provider). */
   beforeCancelAnswer: ((id: string) => Promise<void>) | undefined;
   private readonly queue: PredictionScript[] = [];
@@ -105,6 +126,15 @@ export class FakeReplicate {
   /** Serves `bytes` at /files/<name> on both origins; returns the URL on the chosen one. */
   putFile(name: string, bytes: Buffer, origin: 'own' | 'other' = 'own'): string {
     this.files.set(name, bytes);
+    return this.fileUrl(name, origin);
+  }
+
+  /**
+   * Serves `bytes` zero bytes at /files/<name>, written in 64 KiB chunks until done or the client
+   * closes the connection (`streamedBytes`); with `declareLength` the Content-Length says so first.
+   */
+  putStream(name: string, o: { bytes: number; declareLength?: boolean }, origin: 'own' | 'other' = 'own'): string {
+    this.streams.set(name, { bytes: o.bytes, declareLength: o.declareLength === true });
     return this.fileUrl(name, origin);
   }
 
@@ -144,6 +174,7 @@ export class FakeReplicate {
     this.creations = 0;
     this.queue.length = 0;
     this.answers.clear();
+    this.streamedBytes = 0;
     this.defaultScript = {};
     this.beforeCancelAnswer = undefined;
   }
@@ -188,7 +219,12 @@ export class FakeReplicate {
   }
 
   private present(p: FakePrediction): Record<string, unknown> {
-    const ended = ['succeeded', 'failed', 'canceled'].includes(p.status);
+    const ended = ['succeeded', 'failed', 'canceled', 'aborted'].includes(p.status);
+    const aborted = p.status === 'aborted';
+    const predictTime = aborted ? p.script.predictTime : (p.script.predictTime ?? 1.5);
+    const metrics: Record<string, number> = {};
+    if (ended && predictTime !== undefined) metrics.predict_time = predictTime;
+    if (ended) metrics.total_time = p.script.totalTime ?? (predictTime ?? 0) + 0.75;
     return {
       id: p.id,
       model: p.model ?? 'owner/versioned',
@@ -199,9 +235,9 @@ export class FakeReplicate {
       error: p.status === 'failed' ? (p.script.error ?? 'the model failed') : null,
       status: p.status,
       created_at: new Date(p.createdAt).toISOString(),
-      started_at: p.status === 'starting' ? null : new Date(p.createdAt).toISOString(),
+      started_at: p.status === 'starting' || aborted ? null : new Date(p.createdAt).toISOString(),
       completed_at: ended ? new Date().toISOString() : null,
-      metrics: ended ? { predict_time: p.script.predictTime ?? 1.5 } : {},
+      metrics,
       urls: { get: `${this.baseUrl}/predictions/${p.id}`, cancel: `${this.baseUrl}/predictions/${p.id}/cancel` },
     };
   }
@@ -232,22 +268,32 @@ export class FakeReplicate {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
+    /** A refusal as the API words it: problem details (HTTP API reference). */
+    const problem = (status: number, title: string, detail: string) => send(status, { title, detail, status }, { 'content-type': 'application/problem+json' });
     if (kind !== 'other') {
       const scripted = this.answers.get(kind)?.shift();
-      if (scripted) return send(scripted.status, scripted.json ?? { detail: `scripted ${scripted.status}` }, scripted.headers);
+      if (scripted) {
+        if (scripted.json !== undefined) return send(scripted.status, scripted.json, scripted.headers);
+        res.writeHead(scripted.status, { 'content-type': 'application/problem+json', ...scripted.headers });
+        res.end(JSON.stringify({ title: `Scripted ${scripted.status}`, detail: `scripted ${scripted.status}`, status: scripted.status }));
+        return;
+      }
     }
 
+    if (file && this.streams.has(decodeURIComponent(file[1]!))) return this.stream(res, this.streams.get(decodeURIComponent(file[1]!))!);
     if (file) {
       const bytes = this.files.get(decodeURIComponent(file[1]!));
-      if (!bytes) return send(404, { detail: 'no such file' });
+      if (!bytes) return problem(404, 'Not found', 'No such file.');
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) });
       res.end(bytes);
       return;
     }
     if (create) {
       const body = (json ?? {}) as { version?: unknown; input?: unknown };
-      if (typeof body.input !== 'object' || body.input === null) return send(422, { detail: 'input is required' });
-      if (create.length === 0 && typeof body.version !== 'string') return send(422, { detail: 'version is required' });
+      if (typeof body.input !== 'object' || body.input === null || Array.isArray(body.input)) return problem(422, 'Input validation failed', 'input is required and must be an object');
+      if (create.length === 0 && (typeof body.version !== 'string' || !/^[0-9a-f]{64}$/.test(body.version))) {
+        return problem(422, 'Invalid version or not permitted', 'The specified version does not exist (or perhaps you don\'t have permission to use it?)');
+      }
       this.creations++;
       const p: FakePrediction = {
         id: randomBytes(10).toString('hex'),
@@ -261,11 +307,13 @@ export class FakeReplicate {
         createdAt: Date.now(),
       };
       this.predictions.set(p.id, p);
+      // Sync mode: `Prefer: wait` answers once the prediction has ended (a held one as it stands).
+      if (/^\s*wait(=\d+)?\s*$/i.test(String(req.headers.prefer ?? '')) && !p.script.hold) p.status = p.script.status ?? 'succeeded';
       return send(201, this.present(p));
     }
     if (get) {
       const p = this.predictions.get(get[1]!);
-      if (!p) return send(404, { detail: 'Not found.' });
+      if (!p) return problem(404, 'Not found', 'Not found.');
       if (p.status === 'starting' || p.status === 'processing') {
         p.polls++;
         const waiting = p.script.hold ? !p.released : p.polls <= (p.script.polls ?? 1);
@@ -276,7 +324,7 @@ export class FakeReplicate {
     if (cancel) {
       const p = this.predictions.get(cancel[1]!);
       this.cancels.push(cancel[1]!);
-      if (!p) return send(404, { detail: 'Not found.' });
+      if (!p) return problem(404, 'Not found', 'Not found.');
       if (p.status === 'starting' || p.status === 'processing') {
         p.status = 'canceled';
         p.cancelledAt = Date.now();
@@ -284,6 +332,12 @@ export class FakeReplicate {
       if (this.beforeCancelAnswer) await this.beforeCancelAnswer(p.id);
       return send(200, this.present(p));
     }
-    send(404, { detail: 'Not found.' });
+    problem(404, 'Not found', 'Not found.');
+  }
+
+  /** Writes a file of `putStream` (test/support/streamed-body.ts), counting what went out. */
+  private async stream(res: ServerResponse, o: { bytes: number; declareLength: boolean }): Promise<void> {
+    this.streamedBytes = 0;
+    this.streamedBytes = await writeStreamedBody(res, o);
   }
 }
