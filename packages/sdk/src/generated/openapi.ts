@@ -670,6 +670,13 @@ export interface components {
                 url: string;
                 urlExpiresAt?: string;
             }[];
+            imageSize?: {
+                generated: string;
+                requested: string;
+                requests: number;
+                /** @enum {string} */
+                resize: "none" | "cover";
+            };
             model?: string | null;
             predictionId?: string;
             provider?: string;
