@@ -24,9 +24,15 @@ const concurrency = process.env.TEST_CONCURRENCY ?? String(Math.max(2, available
 // file runs its suites once per database, and its heaviest ones (the jobs model, the media fuzz)
 // took 300 s in all with two suites sharing two cores at once, so the guard sits well above that.
 const TEST_TIMEOUT_MS = 900_000;
+// The usual reporter (spec on a terminal, tap elsewhere, as node picks by default) plus a list of
+// the failed tests at the very end, where a truncated CI log still shows it.
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
+  `--test-reporter=${resolve('scripts/test-failures-reporter.mjs')}`, '--test-reporter-destination=stdout',
+];
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporters, ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test', NODE_EXTRA_CA_CERTS: resolve('test/fixtures/tls/localhost.crt') } },
 );
 process.exit(result.status ?? 1);
