@@ -38,8 +38,10 @@
  * run directly, goal <= 1.3x).
  * Then bench/jobs.ts (issue 3): the job-path ratios (admissions, job reads on SQLite and
  * PostgreSQL, end to end against graphile-worker, drain, complete output; see that file).
- * Last, bench/sdk-output.ts (k, issue 17): the SDK's jobs.output of a 16 MiB result against a bare
+ * Then bench/sdk-output.ts (k, issue 17): the SDK's jobs.output of a 16 MiB result against a bare
  * fetch loop over the same pages, goal >= 0.8.
+ * Last, bench/cli.ts (q, issue 38): the operator CLI's `--help` (goal <= 0.25 s) and a read
+ * (`users list`, goal <= 0.6 s) as fresh processes, median of 10, beside `node -e 0`.
  *
  * Tunables: BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (info),
  * BENCH_COMPARE_LEVEL (warn: the second service's level; none: no second service),
@@ -62,6 +64,7 @@ import { reportLocalVideoBench, runLocalVideoBench, type LocalVideoBenchResult }
 import { reportLocalSpeechBench, runLocalSpeechBench, type LocalSpeechBenchResult } from './local-speech.js';
 import { runJobBenches, type JobBenchRatio } from './jobs.js';
 import { reportSdkBench, runSdkBench, type SdkBenchResult } from './sdk-output.js';
+import { reportCliBench, runCliBench, type CliBenchCase } from './cli.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -428,6 +431,14 @@ async function main(): Promise<void> {
       reportSdkBench(sdk);
     }
 
+    // bench/cli.ts (q, issue 38): the operator CLI's help and a read as fresh processes; BENCH_ONLY=q alone.
+    let cli: CliBenchCase[] | undefined;
+    if (!ONLY || ONLY.includes('q')) {
+      log('\nOperator CLI answer times (fresh processes)');
+      cli = runCliBench();
+      reportCliBench(cli);
+    }
+
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
@@ -444,6 +455,7 @@ async function main(): Promise<void> {
       localSpeech,
       jobs,
       sdk,
+      cli,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync(join(ROOT, '.bench'), { recursive: true });

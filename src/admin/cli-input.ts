@@ -3,53 +3,14 @@
  * node:util parseArgs, then checked with the admin API's own schemas. A problem is a UsageError
  * naming the option the operator typed (exit code 2).
  */
-import type { parseArgs } from 'node:util';
 import type { Deps } from '../deps.js';
 import type { ErrorObject } from 'ajv';
 import type { Static, TSchema } from 'typebox';
 import { compileStrict } from '../http/validation.js';
 import { canonicalIds } from './schemas.js';
+import { UsageError, type OptionName, type Values } from './cli-options.js';
 
-/** Every option of every command; each command lists the ones it takes. */
-export const OPTIONS = {
-  email: { type: 'string' },
-  name: { type: 'string' },
-  plan: { type: 'string' },
-  credits: { type: 'string' },
-  owner: { type: 'string' },
-  org: { type: 'string' },
-  user: { type: 'string' },
-  role: { type: 'string' },
-  workspace: { type: 'string', multiple: true },
-  limit: { type: 'string', multiple: true },
-  budget: { type: 'string', multiple: true },
-  'low-credits': { type: 'string' },
-  amount: { type: 'string' },
-  expires: { type: 'string' },
-  provenance: { type: 'string' },
-  hostname: { type: 'string' },
-  method: { type: 'string' },
-  provider: { type: 'string' },
-  'api-key': { type: 'string' },
-  scopes: { type: 'string' },
-  operations: { type: 'string' },
-  transports: { type: 'string' },
-  'ip-range': { type: 'string', multiple: true },
-  key: { type: 'string' },
-  job: { type: 'string' },
-  webhook: { type: 'string' },
-  overlap: { type: 'string' },
-  reason: { type: 'string' },
-  cursor: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-export type OptionName = keyof typeof OPTIONS;
-export type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
-
-/** The command line is wrong: exit code 2. */
-export class UsageError extends Error {}
+export { OPTIONS, UsageError, type OptionName, type Values } from './cli-options.js';
 
 /** Schema property → the option that carries it, so problems name what the operator typed. */
 export type Flags = Readonly<Record<string, string>>;

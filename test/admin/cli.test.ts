@@ -8,14 +8,17 @@ import { after, afterEach, before, describe, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import dns from 'node:dns';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { CLI_USAGE, runCli } from '../../src/admin/cli.js';
+import { COMMANDS } from '../../src/admin/cli-commands.js';
+import { COMMAND_NAMES, commandUsage } from '../../src/admin/cli-usage.js';
 import { loadConfig, resolveSecretKey, type Config } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { findMemberRole } from '../../src/modules/accounts/store.js';
@@ -80,11 +83,16 @@ function refused(r: CliResult, code: string): void {
   assert.equal(r.stdout, '');
 }
 
-/** A wrong command line: exit 2, the problem (matching `pattern`) first on stderr, then the usage. */
+/**
+ * A wrong command line: exit 2, the problem (matching `pattern`) first on stderr, then the usage:
+ * the command's own when the message names a known command, else the whole usage.
+ */
 function usageError(r: CliResult, pattern: RegExp): void {
   assert.equal(r.code, 2, `exit ${r.code}; stdout: ${r.stdout}; stderr: ${r.stderr}`);
-  assert.match(r.stderr.split('\n')[0]!, pattern);
-  assert.ok(r.stderr.includes(CLI_USAGE), 'the usage follows the message');
+  const first = r.stderr.split('\n')[0]!;
+  assert.match(first, pattern);
+  const named = COMMAND_NAMES.find((name) => first.startsWith(`${name}: `));
+  assert.ok(r.stderr.endsWith(`\n\n${named ? commandUsage(named) : CLI_USAGE}`), `the usage follows the message: ${r.stderr}`);
   assert.equal(r.stdout, '');
 }
 
@@ -143,13 +151,31 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
-    test('cli help: `help`, -h, --help and no command print the usage on stdout with exit 0', async () => {
-      for (const argv of [['help'], ['-h'], ['--help'], [], ['users', 'create', '--help']]) {
+    test('cli help: `help`, -h, --help, no command and an unknown command with --help print the usage on stdout with exit 0', async () => {
+      for (const argv of [['help'], ['-h'], ['--help'], [], ['nothing', '--help']]) {
         const r = await cli(config, ...argv);
         assert.equal(r.code, 0);
         assert.equal(r.stdout, CLI_USAGE);
         assert.equal(r.stderr, '');
       }
+    });
+
+    test('cli help: `<command> --help` prints that command\'s usage lines (every command has some) with exit 0', async () => {
+      for (const name of COMMAND_NAMES) {
+        const r = await cli(config, ...name.split(' '), '--help');
+        assert.equal(r.code, 0, name);
+        assert.equal(r.stderr, '');
+        assert.equal(r.stdout, commandUsage(name));
+        const lines = r.stdout.split('\n').filter((line) => line.startsWith('  '));
+        assert.ok(lines.some((line) => line.startsWith(`  ${name} `) || line === `  ${name}` || line.includes(`| ${name} `)), `${name}: ${r.stdout}`);
+        assert.ok(lines.every((line) => CLI_USAGE.includes(line)), 'lines come from the usage');
+      }
+      const keys = await cli(config, 'keys', 'create', '-h');
+      assert.match(keys.stdout, /^Usage: was keys create \[options\]\n\n  keys create --user USER_ID --workspace ID\.\.\. .*\n +\[--expires ISO\]/);
+    });
+
+    test('cli commands: the light name list (help, unknown commands) is exactly the command tables\' keys', () => {
+      assert.deepEqual([...COMMAND_NAMES].sort(), Object.keys(COMMANDS).sort());
     });
 
     test('cli migrate: applies migrations and exits 0', async () => {
@@ -556,6 +582,34 @@ describe('built cli (dist/main.js)', () => {
       const help = await runBuilt(['help'], env);
       assert.equal(help.code, 0);
       assert.equal(help.stdout, CLI_USAGE);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('built cli: help, a command\'s help and an unknown command load only the command line\'s own modules (no service, schema or package)', { skip: skipUnbuilt }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'was-cli-modules-'));
+    try {
+      const loaded = async (args: string[], exitCode: number) => {
+        const log = join(dir, `${args.join('_')}.log`);
+        const r = await new Promise<CliResult>((done) => {
+          execFile(process.execPath, ['--import', resolve('test/support/module-log.mjs'), MAIN, ...args], { env: cleanEnv({ MODULE_LOG: log, DATA_DIR: join(dir, 'data') }), timeout: 60_000 }, (err, stdout, stderr) =>
+            done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+          );
+        });
+        assert.equal(r.code, exitCode, r.stderr);
+        return readFileSync(log, 'utf8').split('\n').filter((url) => url.startsWith('file:')).map((url) => relative(resolve('dist'), fileURLToPath(url)));
+      };
+      const light = ['main.js', join('admin', 'cli.js'), join('admin', 'cli-options.js'), join('admin', 'cli-usage.js')];
+      for (const [args, code] of [[['--help'], 0], [['keys', 'create', '--help'], 0], [['bogus'], 2], [['users', 'list', '--nope'], 2]] as const) {
+        const modules = await loaded([...args], code);
+        assert.deepEqual(modules.filter((m) => !light.includes(m)), [], `${args.join(' ')} loaded more than the command line`);
+      }
+      assert.equal(existsSync(join(dir, 'data')), false, 'help touches no data directory');
+      // A command that runs loads its code (and the database), but never the server.
+      const list = await loaded(['users', 'list'], 0);
+      assert.ok(list.includes(join('admin', 'cli-commands.js')) && list.includes('deps.js'));
+      assert.ok(!list.includes('server.js') && !list.includes('app.js'), 'a command never loads the HTTP server');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
