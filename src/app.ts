@@ -21,7 +21,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Deps } from './deps.js';
 import { newId } from './lib/ids.js';
 import { requestLoggerFor } from './lib/logging.js';
-import { mcpRoutes } from './mcp/routes.js';
+import { mcpEndpoint } from './mcp/endpoint.js';
 import { decorateSynchronousJobObserver } from './mcp/internal.js';
 import { registerAuthHook } from './http/auth-hook.js';
 import { ErrorBodySchema } from './http/envelope.js';
@@ -299,7 +299,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // JSON body means "no body", so `POST …/revoke` with a Content-Type header but nothing else works.
   // A body holding a "__proto__" key, or a "constructor" key with "prototype", is refused whole;
   // the refusal says so rather than calling well-formed JSON invalid (the MCP endpoint reads such a
-  // message without those keys instead: mcp/routes.ts).
+  // message without those keys instead: mcp/endpoint.ts).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app, () => ({ refuse: prototypeKeyRefusal() })));
 
@@ -375,6 +375,6 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   ];
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));
-  await app.register(async (instance) => mcpRoutes(instance, deps, app));
+  await app.register(async (instance) => mcpEndpoint(instance, deps, app));
   return app;
 }

@@ -9,12 +9,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type Dialect, type Driver, type MigrationProvider, type SqliteDialectConfig } from 'kysely';
 import SqliteDatabase from 'better-sqlite3';
-import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { registerSqliteStatements } from './sqlite-direct.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
-import { Pipelines } from './pg-pipeline.js';
+import type { Pipelines } from './pg-pipeline.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -144,9 +143,17 @@ function countingDialect(dialect: Dialect, stats: PoolStats): Dialect {
   };
 }
 
-// int8 and numeric arrive from pg as strings; every such column here is an integer within 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+/**
+ * The pg driver and the pipelines built on it, loaded when a PostgreSQL server is first opened
+ * (a process on SQLite or PGlite never loads them).
+ */
+async function loadPostgresDriver() {
+  const [{ default: pg }, { Pipelines }] = await Promise.all([import('pg'), import('./pg-pipeline.js')]);
+  // int8 and numeric arrive from pg as strings; every such column here is an integer within 2^53.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  return { pg, Pipelines };
+}
 
 /** How long a PostgreSQL query waits for a pooled connection at most (then it fails as unavailable). */
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -241,6 +248,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const poolMax = options.poolMax ?? 10;
+    const { pg, Pipelines } = await loadPostgresDriver();
     const pool = new pg.Pool({
       connectionString: url,
       max: poolMax,

@@ -8,7 +8,7 @@
  * sent while it was down are lost, so `onReconnect` tells the owner to re-read everything it
  * cares about (streams re-read their job's versions after the last one they sent).
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 
 export interface PgListenerOptions {
@@ -54,7 +54,10 @@ export class PgListener {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.options.connectionString });
+    // The driver loads on first use: a process on SQLite never needs it.
+    const { default: driver } = await import('pg');
+    if (this.closed) return;
+    const client = new driver.Client({ connectionString: this.options.connectionString });
     let failed = false;
     const fail = (err: Error) => {
       if (failed) return;

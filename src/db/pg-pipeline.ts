@@ -13,11 +13,11 @@
  * Each statement of a pipeline still runs on its own, with its own snapshot (READ COMMITTED):
  * a read after a lock in the same pipeline sees what the lock's previous holder committed.
  */
-import { createHash } from 'node:crypto';
 import type { CompiledQuery } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import Result from 'pg/lib/result.js';
 import pgUtils from 'pg/lib/utils.js';
+import { statementName } from './statement-names.js';
 
 export interface PipelineResult<R = any> {
   rows: R[];
@@ -40,19 +40,6 @@ interface Connection {
   describe(q: { type: 'P'; name: string }): void;
   execute(q: { portal: string; rows?: number }): void;
   sync(): void;
-}
-
-const names = new Map<string, string>();
-
-/**
- * The name a statement is prepared under on a connection: derived from its text, so one name
- * never means two statements (also used by db/prepared.ts). Texts here are fixed per kind of
- * statement (values travel as parameters), so the cache stays small.
- */
-export function statementName(text: string): string {
-  let name = names.get(text);
-  if (!name) names.set(text, (name = `was_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`));
-  return name;
 }
 
 /** A pipeline as node-postgres runs it: `submit` writes every message, handlers collect results. */

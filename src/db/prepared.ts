@@ -16,7 +16,7 @@
 import type { CompiledQuery, Compilable, Kysely, QueryResult, Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { directSqlite, runDirect } from './sqlite-direct.js';
-import { statementName } from './pg-pipeline.js';
+import { statementName } from './statement-names.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -34,7 +34,7 @@ import { listRoutes } from '../http/route-catalogue.js';
 import type { Deps } from '../deps.js';
 import { queryPairs } from '../http/auth-hook.js';
 import { errorBody, prototypeKeyRefusal, sendAppError } from '../http/error-handler.js';
-import { jsonBodyParser } from '../http/json-body.js';
+import { prototypeKeys } from './prototype-keys.js';
 import { AppError } from '../http/errors.js';
 import { checkKeyAccess, checkPresentedKey, recordAuthorizationFailure } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
@@ -52,27 +52,23 @@ import { buildToolTable, findTool, listedTools, taskCapable, type ToolOutcome, t
 const SERVER_INFO = { name: 'workspace-automation-service', version: '1' };
 
 
-/** `root` is the app built by buildApp: its route catalog gives the tools, and tool calls are injected into it. */
-export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyInstance): Promise<void> {
+/** What the /mcp routes (endpoint.ts) hand each request to, once this module is loaded. */
+export interface McpHandlers {
+  post(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  openStream(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  hub: TaskNotificationHub;
+}
+
+/**
+ * The handlers of POST /mcp (JSON-RPC) and GET /mcp (the standing task stream). `root` is the app
+ * built by buildApp: its route catalog gives the tools, and tool calls are injected into it.
+ */
+export function mcpHandlers(deps: Deps, root: FastifyInstance): McpHandlers {
   // Built at the first call, when every route is registered (the tools come from the route catalog).
   let tools: ToolTable | undefined;
   const toolTable = () => (tools ??= buildToolTable(listRoutes(root)));
 
-  // A JSON body holding a "__proto__" key, or a "constructor" key with "prototype", is refused
-  // whole on REST (400 INVALID_REQUEST). Here it is read without those keys and marked, so a
-  // tool call in it gets the tool error an argument outside the schema gets (the same code and
-  // status as the REST route's answer) instead of an answer that is not JSON-RPC.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string' },
-    jsonBodyParser(app, (request, cleaned) => {
-      prototypeKeys.add(request);
-      return { value: cleaned };
-    }),
-  );
-
-  app.post('/mcp', { config: { meta: { code: 'MCP', message: 'MCP', auth: 'none' } } }, async (request, reply) => {
+  const post = async (request: FastifyRequest, reply: FastifyReply) => {
     // A browser page of another origin (DNS rebinding) is refused before the key is read.
     if (!originAllowed(request.headers.origin, deps.config.mcpAllowedOrigins)) {
       return sendAppError(request, reply, new AppError('FORBIDDEN_ORIGIN', { details: { origin: request.headers.origin } }));
@@ -133,25 +129,13 @@ export async function mcpRoutes(app: FastifyInstance, deps: Deps, root: FastifyI
     await server.connect(transport);
     answerInvalidParams(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
-  });
+  };
 
   // The standing stream: task status notifications (task-notifications.ts).
   const hub = new TaskNotificationHub(deps, deps.streamSettings);
   taskHubs.set(root, hub);
-  deps.metrics.trackOpenTaskStreams(() => hub.size);
-  app.addHook('preClose', () => hub.closeAll());
-  const meta = { code: 'MCP', message: 'MCP', auth: 'none' } as const;
-  // A HEAD twin would open a stream for a response without a body.
-  app.get('/mcp', { exposeHeadRoute: false, config: { meta } }, (request, reply) => openTaskStream(deps, hub, request, reply));
-  // No session to end (DELETE), no body to a HEAD.
-  const notAllowed = (request: FastifyRequest, reply: FastifyReply) =>
-    reply.status(405).header('Allow', 'GET, POST').send(errorBody(request, 'INVALID_REQUEST', 'The MCP endpoint has no sessions: send JSON-RPC messages with POST, and open the task status stream with GET.'));
-  app.head('/mcp', { config: { meta } }, notAllowed);
-  app.delete('/mcp', { config: { meta } }, notAllowed);
+  return { post, openStream: (request, reply) => openTaskStream(deps, hub, request, reply), hub };
 }
-
-/** Requests whose JSON body held prototype keys (read without them; their tool calls are refused). */
-const prototypeKeys = new WeakSet<FastifyRequest>();
 
 /** 429 CONCURRENCY_LIMITED for a stream over the process's cap (scope service) or its key's (scope key, every process). */
 function streamsLimited(deps: Deps, over: { scope: 'service' | 'key'; open: number; limit: number }): AppError {
@@ -403,8 +387,9 @@ export async function replayTool(
   }
   let url = tool.url;
   for (const p of tool.pathParams) url = url.replace(`:${p}`, encodeURIComponent(String(args[p])));
-  const query: Record<string, string> = {};
-  for (const q of tool.queryParams) if (args[q] !== undefined) query[q] = String(args[q]);
+  const query: Record<string, string | string[]> = {};
+  // A repeatable parameter (an array argument, e.g. groupBy) is sent once per value.
+  for (const q of tool.queryParams) if (args[q] !== undefined) query[q] = Array.isArray(args[q]) ? (args[q] as unknown[]).map(String) : String(args[q]);
   const headers: Record<string, string> = { ...extraHeaders };
   // Runs and retries without a key get one drawn here, returned with the result (a second call
   // with it replays instead of spending again).

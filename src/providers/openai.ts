@@ -23,7 +23,7 @@
  * A failure after the provider has done the work (an answer arrived but its file is unusable) is
  * charged for what the answer says was produced.
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from 'openai';
+import type OpenAI from 'openai';
 import { egressFetch } from './egress-fetch.js';
 import { AnswerTooLarge, errorCodeForStatus, type RetryPolicy } from './http.js';
 import { characterCount, chatInputTokenBound } from './prices.js';
@@ -47,6 +47,18 @@ interface ChatMessage {
   content: string;
 }
 
+type OpenAiPackage = typeof import('openai');
+let openAiPackage: OpenAiPackage | undefined;
+
+/**
+ * The `openai` package, loaded on the first call of a provider of this type: a service without
+ * one never loads it. Its error classes are looked up through it (an error of the package can only
+ * exist once it is loaded).
+ */
+async function loadOpenAi(): Promise<OpenAiPackage> {
+  return (openAiPackage ??= await import('openai'));
+}
+
 export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provider {
   if (!spec.baseUrl) throw new Error(`providers file: openai provider ${spec.name} has no baseUrl`);
   const baseUrl = spec.baseUrl;
@@ -56,9 +68,9 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
   const callDeadlineMs = spec.requestTimeoutMs * (spec.maxRetries + 1) + MAX_DELAY_MS * spec.maxRetries + 1000;
 
   /** A client for one attempt, with the attempt's key and the operation's size bound. */
-  function client(apiKey: string | undefined, maxBytes: number): OpenAI {
+  function client(sdk: OpenAiPackage, apiKey: string | undefined, maxBytes: number): OpenAI {
     const key = apiKey && apiKey.length > 0 ? apiKey : undefined;
-    return new OpenAI({
+    return new sdk.OpenAI({
       apiKey: key ?? NO_KEY,
       // Explicit values, so nothing is read from the environment (OPENAI_ORG_ID, OPENAI_LOG …).
       adminAPIKey: null,
@@ -79,10 +91,11 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
    * lives only in a client built for its attempt.
    */
   const operatorClients = new Map<number, OpenAI>();
-  function clientFor(job: ProviderRun, maxBytes: number): OpenAI {
-    if (job.funding !== 'credits' || job.apiKey !== spec.apiKey?.reveal()) return client(job.apiKey, maxBytes);
+  async function clientFor(job: ProviderRun, maxBytes: number): Promise<OpenAI> {
+    const sdk = await loadOpenAi();
+    if (job.funding !== 'credits' || job.apiKey !== spec.apiKey?.reveal()) return client(sdk, job.apiKey, maxBytes);
     let api = operatorClients.get(maxBytes);
-    if (!api) operatorClients.set(maxBytes, (api = client(job.apiKey, maxBytes)));
+    if (!api) operatorClients.set(maxBytes, (api = client(sdk, job.apiKey, maxBytes)));
     return api;
   }
 
@@ -90,12 +103,13 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
   function failure(err: unknown, job: ProviderRun, consumedMillicents = 0): unknown {
     if (job.signal.aborted) return job.signal.reason ?? err;
     let mapped: ProviderError | undefined;
+    const sdk = openAiPackage;
     if (err instanceof ProviderError) mapped = err;
-    else if (err instanceof APIConnectionError && err.cause instanceof ProviderError) mapped = err.cause;
-    else if (err instanceof APIConnectionTimeoutError) mapped = new ProviderError('PROVIDER_TIMEOUT', 'The provider did not answer in time.');
-    else if (err instanceof APIUserAbortError) mapped = new ProviderError('PROVIDER_TIMEOUT', 'The provider call was aborted.');
-    else if (err instanceof APIConnectionError) mapped = new ProviderError('PROVIDER_ERROR', 'The provider could not be reached.');
-    else if (err instanceof APIError && typeof err.status === 'number') mapped = new ProviderError(errorCodeForStatus(err.status), `the provider answered HTTP ${err.status}`);
+    else if (sdk && err instanceof sdk.APIConnectionError && err.cause instanceof ProviderError) mapped = err.cause;
+    else if (sdk && err instanceof sdk.APIConnectionTimeoutError) mapped = new ProviderError('PROVIDER_TIMEOUT', 'The provider did not answer in time.');
+    else if (sdk && err instanceof sdk.APIUserAbortError) mapped = new ProviderError('PROVIDER_TIMEOUT', 'The provider call was aborted.');
+    else if (sdk && err instanceof sdk.APIConnectionError) mapped = new ProviderError('PROVIDER_ERROR', 'The provider could not be reached.');
+    else if (sdk && err instanceof sdk.APIError && typeof err.status === 'number') mapped = new ProviderError(errorCodeForStatus(err.status), `the provider answered HTTP ${err.status}`);
     else if (err instanceof SyntaxError) mapped = new ProviderError('PROVIDER_ERROR', 'The provider answer is not valid JSON.');
     if (!mapped) return err;
     let message = mapped.message;
@@ -121,7 +135,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const temperature = typeof job.input.temperature === 'number' ? job.input.temperature : undefined;
     const model = job.route.model!;
     const reasoning = isReasoningChatModel(model);
-    const api = clientFor(job, OPENAI_MAX_BYTES.chat);
+    const api = await clientFor(job, OPENAI_MAX_BYTES.chat);
     let consumed = 0;
     return guarded(
       job,
@@ -173,7 +187,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const prompt = String(job.input.prompt ?? '');
     const references = Array.isArray(job.input.referenceMediaIds) ? (job.input.referenceMediaIds as string[]) : [];
     const model = job.route.model!;
-    const api = clientFor(job, OPENAI_MAX_BYTES.images);
+    const api = await clientFor(job, OPENAI_MAX_BYTES.images);
     // Only sizes and counts the model accepts are sent (openai-models.ts): the nearest accepted
     // size, in as many requests as its `n` bound needs; the images are then made the size asked.
     const rules = imageRulesFor(model, job.route.spec);
@@ -193,7 +207,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
             : await Promise.all(
                 references.map(async (id, i) => {
                   const item = await job.media.read(id);
-                  return toFile(item.bytes, `reference-${i + 1}.${extensionOf(item.mimeType)}`, { type: item.mimeType });
+                  return (await loadOpenAi()).toFile(item.bytes, `reference-${i + 1}.${extensionOf(item.mimeType)}`, { type: item.mimeType });
                 }),
               );
         const files: ProducedFile[] = [];
@@ -259,7 +273,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     const voice = typeof job.input.voice === 'string' ? job.input.voice : (job.route.spec?.voice ?? 'alloy');
     const model = job.route.model!;
     const characters = characterCount(text);
-    const api = clientFor(job, OPENAI_MAX_BYTES.speech);
+    const api = await clientFor(job, OPENAI_MAX_BYTES.speech);
     let answered = false;
     return guarded(
       job,
@@ -269,7 +283,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
           res = await api.audio.speech.create({ model, input: text, voice, response_format: format }, { signal: job.signal });
         } catch (err) {
           // Audio over the bound is an unusable answer to work the provider did: its characters are charged.
-          if (err instanceof AnswerTooLarge || (err instanceof APIConnectionError && err.cause instanceof AnswerTooLarge)) answered = true;
+          if (err instanceof AnswerTooLarge || (openAiPackage !== undefined && err instanceof openAiPackage.APIConnectionError && err.cause instanceof AnswerTooLarge)) answered = true;
           throw err;
         }
         const bytes = Buffer.from(await res.arrayBuffer());

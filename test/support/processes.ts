@@ -78,7 +78,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
     void exit.then(({ code, signal }) => rej(new Error(`server exited (${code ?? signal}) before it started; stderr: ${stderr}; stdout: ${JSON.stringify(lines)}`)));
     setTimeout(() => rej(new Error(`server did not start within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs).unref();
   });
-  const line = await started;
+  // A server that never reports its start is killed: left running, it would keep the test file
+  // (and the run) waiting on its pipes forever.
+  const line = await started.catch((err: unknown) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    throw err;
+  });
   return {
     child,
     base: line.port ? `http://127.0.0.1:${String(line.port)}` : '',
@@ -127,20 +132,29 @@ export interface HttpTenant {
   headers: Record<string, string>;
 }
 
-/** A user, a pro workspace with `credits` and an all-powerful key, through the admin API. */
-export async function seedTenantOverHttp(base: string, credits: number, limits?: Record<string, number>): Promise<HttpTenant> {
+/**
+ * A user, a pro workspace with `credits` and an all-powerful key, through the admin API; `more`
+ * adds workspace settings (budgets, lowCreditsMillicents …) and key fields (budgets …).
+ */
+export async function seedTenantOverHttp(
+  base: string,
+  credits: number,
+  limits?: Record<string, number>,
+  more: { settings?: Record<string, unknown>; key?: Record<string, unknown> } = {},
+): Promise<HttpTenant & { keyId: string }> {
   const email = `proc-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
   const { user } = await adminPost(base, '/admin/v1/users', { email, name: 'Process test' });
   const { workspace } = await adminPost(base, '/admin/v1/workspaces', { name: 'Process workspace', plan: 'pro', ownerUserId: user.id });
-  if (limits) await adminPost(base, `/admin/v1/workspaces/${workspace.id}/settings`, { limits });
+  if (limits || more.settings) await adminPost(base, `/admin/v1/workspaces/${workspace.id}/settings`, { ...(limits ? { limits } : {}), ...more.settings });
   await adminPost(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: credits });
-  const { secret } = await adminPost(base, '/admin/v1/keys', {
+  const { key, secret } = await adminPost(base, '/admin/v1/keys', {
     userId: user.id,
     workspaceIds: [workspace.id],
     scopes: [...SCOPES],
     operations: [...OPERATION_IDS],
     transports: ['rest'],
+    ...more.key,
   });
-  return { workspaceId: workspace.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
+  return { workspaceId: workspace.id, keyId: key.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
 }
 
