@@ -16,24 +16,6 @@ import type { McpTool } from './tools.js';
 
 type JsonSchema = Record<string, unknown>;
 
-/** What each operation does, as a tool title (the tool's catalog text is shared by several operations). */
-const OPERATION_TITLES: Record<string, string> = {
-  'link.preview': 'Preview a web page (title, description, image)',
-  'chat.generate': 'Generate a chat answer',
-  'speech.generate': 'Generate speech from text',
-  'image.generate': 'Generate images',
-  'headshot.generate': 'Generate headshots from photos',
-  'background.remove': 'Remove the background of an image',
-  'video.generate': 'Generate a video',
-  'video.edit': 'Edit a video',
-  'music.generate': 'Generate music',
-  'three-d.generate': 'Generate a 3D model (GLB)',
-  'three-d.rig': 'Rig a 3D model',
-  'sprite.generate': 'Generate an animated sprite',
-  'voice.clone': 'Clone a voice',
-  'security.scan': 'Scan a verified HTTPS site for security issues',
-};
-
 /** The tool name of an operation: `image.generate` → `service_run_image_generate`. */
 export function operationToolName(operationId: string): string {
   return `service_run_${operationId.replace(/[.-]/g, '_')}`;
@@ -65,7 +47,7 @@ export function operationTools(deps: Deps, key: ApiKey, runs: McpTool): McpTool[
       required: ['workspaceId', ...((schema.required as string[] | undefined) ?? [])],
       additionalProperties: false,
     };
-    const title = OPERATION_TITLES[op.operationId] ?? op.operationId;
+    const title = op.title;
     const price = op.price
       ? `A typical input (${op.typical}) is estimated at ${formatMillicents(op.price.estimatedMillicents)} and costs at most ${formatMillicents(op.price.maximumMillicents)}, which is reserved from the workspace credits when the run starts; service_estimates_create quotes your exact input.`
       : 'service_estimates_create quotes the cost of your input.';

@@ -1,11 +1,17 @@
 /**
- * What every Tool operation declares (decisions.md section 2): its input JSON Schema (served by
- * GET /v1/tools and used to validate estimates and runs), usage points, synchronous or queued,
- * a price function giving the estimated and the bounded maximum cost in millicents, and, for
- * operations that run in steps, how many checkpointed steps an input needs.
+ * What every Tool operation declares (decisions.md section 2), in its own file: its input JSON
+ * Schema (served by GET /v1/tools and used to validate estimates and runs) with its defaults, its
+ * result schema, usage points, synchronous or queued, its title and a typical input, the
+ * quantities an input makes it consume (which bound the cost at any provider's prices), the
+ * built-in price giving the estimated and the bounded maximum cost in millicents, and how many
+ * checkpointed steps an input needs. Every other table of operations is derived from these
+ * contracts (registry.ts); adding an operation: docs/adding-an-operation.md.
  */
 import type { TSchema } from 'typebox';
 import type { OperationId } from './ids.js';
+import type { Price, PriceParam, QuantityBounds } from './pricing.js';
+
+export type { Price } from './pricing.js';
 
 /** Kinds of workspace media an input may reference or an output may produce. */
 export type MediaKind = 'image' | 'audio' | 'video' | 'model';
@@ -22,15 +28,26 @@ export interface MediaField {
   within?: string;
 }
 
-export interface Price {
-  estimatedMillicents: number;
-  maximumMillicents: number;
+/** An input that stands for the usual case: priced in tool descriptions before a caller has one. */
+export interface TypicalInput {
+  /** What the input is, in words, for the description. */
+  summary: string;
+  input: Record<string, unknown>;
 }
 
 export interface OperationContract {
   id: OperationId;
   toolSlug: string;
   summaryKey: string;
+  /** What the operation does, as a tool title (MCP). */
+  title: string;
+  /** Usage points of one estimate or run (spec: usage points per operation). */
+  points: number;
+  /**
+   * A typical input (defaults written out; a media id is one fixed example UUID, since prices
+   * count media inputs and never read them).
+   */
+  typicalInput: TypicalInput;
   asynchronous: boolean;
   inputSchema: TSchema;
   /**
@@ -47,8 +64,15 @@ export interface OperationContract {
   verifiedHostField?: string;
   /** The kind of file the operation produces, if any. */
   produces: MediaKind | null;
-  /** Estimated and bounded maximum cost for a (valid) input, before any override of the price book. */
+  /** Estimated and bounded maximum cost for a (valid) input at the built-in price book. */
   price(input: Record<string, unknown>): Price;
+  /**
+   * What a run of `input` consumes at most and typically, in the units of the price parameters
+   * (pricing.ts): a providers file's prices for this operation are priced over these.
+   */
+  quantities(input: Record<string, unknown>): QuantityBounds;
+  /** The price parameters of a providers file that apply to this operation (besides perRunMillicents and a provider kind's own). */
+  priceParams: readonly PriceParam[];
   /** Checkpointed steps the work is split into (1 for single-step operations). */
   steps(input: Record<string, unknown>): number;
   /**
@@ -64,6 +88,13 @@ export interface OperationContract {
 export function inputObject(properties: Record<string, TSchema>, required: string[]): TSchema {
   return { type: 'object', properties, required, additionalProperties: false } as unknown as TSchema;
 }
+
+/** No quantity of the operation's own: only a run and, on a remote provider, its prediction time. */
+export const noQuantities = (): QuantityBounds => ({ maximum: {}, typical: {} });
+
+/** Example media ids for typical inputs (distinct: a list of media ids holds each once). */
+export const EXAMPLE_MEDIA_IDS = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003'] as const;
+export const EXAMPLE_MEDIA_ID = EXAMPLE_MEDIA_IDS[0];
 
 export const uuidSchema = { type: 'string', format: 'uuid' } as unknown as TSchema;
 

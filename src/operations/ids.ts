@@ -1,25 +1,31 @@
-/** The fourteen stable Tool operation identifiers of the spec, with their usage-point weights. */
-export const OPERATION_POINTS = {
-  'link.preview': 4,
-  'chat.generate': 10,
-  'speech.generate': 15,
-  'image.generate': 25,
-  'headshot.generate': 35,
-  'background.remove': 15,
-  'video.generate': 100,
-  'video.edit': 120,
-  'music.generate': 50,
-  'three-d.generate': 100,
-  'three-d.rig': 50,
-  'sprite.generate': 200,
-  'voice.clone': 75,
-  'security.scan': 80,
-} as const;
+/**
+ * The fourteen stable Tool operation identifiers of the spec: a list with no other import, for
+ * schemas and the command line. Everything else about an operation is in its contract
+ * (operations/<name>.ts; registry.ts is the one list of contracts).
+ */
+const IDS_IN_ORDER = [
+  'link.preview',
+  'chat.generate',
+  'speech.generate',
+  'image.generate',
+  'headshot.generate',
+  'background.remove',
+  'video.generate',
+  'video.edit',
+  'music.generate',
+  'three-d.generate',
+  'three-d.rig',
+  'sprite.generate',
+  'voice.clone',
+  'security.scan',
+] as const;
 
-export type OperationId = keyof typeof OPERATION_POINTS;
+export type OperationId = (typeof IDS_IN_ORDER)[number];
 
-export const OPERATION_IDS = Object.keys(OPERATION_POINTS) as OperationId[];
+export const OPERATION_IDS: OperationId[] = [...IDS_IN_ORDER];
+
+const IDS: ReadonlySet<string> = new Set(IDS_IN_ORDER);
 
 export function isOperationId(value: string): value is OperationId {
-  return Object.hasOwn(OPERATION_POINTS, value);
+  return IDS.has(value);
 }

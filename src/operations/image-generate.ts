@@ -7,6 +7,9 @@ export const imageGenerate: OperationContract = {
   id: 'image.generate',
   toolSlug: 'image',
   summaryKey: 'tools.image.generate.summary',
+  title: 'Generate images',
+  points: 25,
+  typicalInput: { summary: 'one 1024×1024 image', input: { prompt: 'a lighthouse at dawn', width: 1024, height: 1024, count: 1 } },
   asynchronous: true,
   inputSchema: inputObject(
     {
@@ -44,6 +47,11 @@ export const imageGenerate: OperationContract = {
     const cost = Math.ceil(PER_MEGAPIXEL_MC * megapixels) * num(input.count, 1);
     return { estimatedMillicents: cost, maximumMillicents: cost };
   },
+  quantities: (input) => {
+    const images = num(input.count, 1);
+    return { maximum: { images }, typical: { images } };
+  },
+  priceParams: ['perImageMillicents'],
   steps: (input) => num(input.count, 1),
   mainText: (input) => str(input.prompt),
 };

@@ -1,6 +1,10 @@
-/** The one list of Tool operations, grouped into the tools GET /v1/tools returns. */
-import type { OperationContract } from './contract.js';
-import { OPERATION_POINTS, type OperationId } from './ids.js';
+/**
+ * The one list of Tool operations, grouped into the tools GET /v1/tools returns, and what is
+ * derived from their contracts: points, typical inputs, prices at a providers file's parameters.
+ */
+import type { OperationContract, TypicalInput } from './contract.js';
+import type { OperationId } from './ids.js';
+import { priceOf, type Price, type PriceParams, type Quantities } from './pricing.js';
 import { linkPreview } from './link-preview.js';
 import { chatGenerate } from './chat-generate.js';
 import { speechGenerate } from './speech-generate.js';
@@ -40,7 +44,21 @@ export function findOperation(id: string): OperationContract | undefined {
 }
 
 export function operationPoints(id: OperationId): number {
-  return OPERATION_POINTS[id];
+  return BY_ID.get(id)!.points;
+}
+
+/** An input that stands for the usual case of an operation (tool descriptions quote its price). */
+export function typicalInputOf(id: OperationId): TypicalInput {
+  return BY_ID.get(id)!.typicalInput;
+}
+
+/**
+ * Estimated and maximum cost of a run of `opId` at a providers file's prices: the operation's
+ * quantities for `input` (prediction time bounded by the route's deadline), priced at `params`.
+ * `adapterBound`: quantities an adapter bounds itself.
+ */
+export function priceFromParams(params: PriceParams, opId: OperationId, input: Record<string, unknown>, predictDeadlineSeconds: number, adapterBound?: Quantities): Price {
+  return priceOf(params, BY_ID.get(opId)!.quantities(input), predictDeadlineSeconds, adapterBound);
 }
 
 export interface ToolDescriptor {

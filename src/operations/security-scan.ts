@@ -4,7 +4,7 @@
  * fail with its evidence, and a short remedy when it is not a pass.
  */
 import type { TSchema } from 'typebox';
-import { resultObject, inputObject, type OperationContract } from './contract.js';
+import { resultObject, inputObject, noQuantities, type OperationContract } from './contract.js';
 
 /** The checks of a scan, in the order they run (each one a checkpointed step). */
 export const SECURITY_CHECKS = [
@@ -31,6 +31,9 @@ export const securityScan: OperationContract = {
   id: 'security.scan',
   toolSlug: 'security',
   summaryKey: 'tools.security.scan.summary',
+  title: 'Scan a verified HTTPS site for security issues',
+  points: 80,
+  typicalInput: { summary: 'one site', input: { url: 'https://example.com/' } },
   asynchronous: true,
   inputSchema: inputObject(
     { url: { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]://', maxLength: 2048, description: 'https address of a site' } as unknown as TSchema },
@@ -64,6 +67,8 @@ export const securityScan: OperationContract = {
   verifiedHostField: 'url',
   produces: null,
   price: () => ({ estimatedMillicents: 15_000, maximumMillicents: 15_000 }),
+  quantities: noQuantities,
+  priceParams: [],
   steps: () => SECURITY_CHECKS.length,
   mainText: () => undefined,
 };

@@ -1,6 +1,6 @@
 /** speech.generate: text to speech; produces an audio file. */
 import { fileResult, resultObject, inputObject, oneOf, str, text, type OperationContract } from './contract.js';
-import { characterCount } from '../providers/prices.js';
+import { characterCount } from './pricing.js';
 
 const PER_CHARACTER_MC = 3;
 
@@ -8,6 +8,9 @@ export const speechGenerate: OperationContract = {
   id: 'speech.generate',
   toolSlug: 'speech',
   summaryKey: 'tools.speech.generate.summary',
+  title: 'Generate speech from text',
+  points: 15,
+  typicalInput: { summary: '1,000 characters of text', input: { text: 'x'.repeat(1000), format: 'mp3' } },
   asynchronous: true,
   inputSchema: inputObject({ text: text(1, 5000), voice: text(1, 64), format: oneOf(['mp3', 'wav'], 'mp3') }, ['text']),
   resultSchema: resultObject(
@@ -21,6 +24,11 @@ export const speechGenerate: OperationContract = {
     const cost = 100 + characterCount(input.text) * PER_CHARACTER_MC;
     return { estimatedMillicents: cost, maximumMillicents: cost };
   },
+  quantities: (input) => {
+    const characters = characterCount(input.text);
+    return { maximum: { characters }, typical: { characters } };
+  },
+  priceParams: ['perThousandCharactersMillicents'],
   steps: () => 1,
   mainText: (input) => str(input.text),
 };

@@ -15,6 +15,8 @@ import { fileList, fileResult, resultObject, inputObject, integer, num, str, tex
 export const SPRITE_ENGINES = ['godot', 'unity', 'phaser', 'generic'] as const;
 export type SpriteEngine = (typeof SPRITE_ENGINES)[number];
 const PER_FRAME_MC = 1500;
+/** Frames of the animation when the input names none. */
+const DEFAULT_FRAMES = 8;
 
 /**
  * One engine's export. `format`, `frameWidth`, `frameHeight` and `frames` (each frame's place in
@@ -59,11 +61,14 @@ export const spriteGenerate: OperationContract = {
   id: 'sprite.generate',
   toolSlug: 'sprite',
   summaryKey: 'tools.sprite.generate.summary',
+  title: 'Generate an animated sprite',
+  points: 200,
+  typicalInput: { summary: '8 frames of 64×64', input: { prompt: 'a walking knight', frames: DEFAULT_FRAMES, frameWidth: 64, frameHeight: 64 } },
   asynchronous: true,
   inputSchema: inputObject(
     {
       prompt: text(1, 4000),
-      frames: integer(1, 64, 8),
+      frames: integer(1, 64, DEFAULT_FRAMES),
       frameWidth: integer(16, 512, 64),
       frameHeight: integer(16, 512, 64),
       engines: { type: 'array', items: { type: 'string', enum: [...SPRITE_ENGINES] }, minItems: 1, uniqueItems: true } as unknown as TSchema,
@@ -90,9 +95,14 @@ export const spriteGenerate: OperationContract = {
   mediaFields: [],
   produces: 'image',
   price(input) {
-    const cost = PER_FRAME_MC * num(input.frames, 8);
+    const cost = PER_FRAME_MC * num(input.frames, DEFAULT_FRAMES);
     return { estimatedMillicents: cost, maximumMillicents: cost };
   },
-  steps: (input) => num(input.frames, 8),
+  quantities: (input) => {
+    const frames = num(input.frames, DEFAULT_FRAMES);
+    return { maximum: { frames }, typical: { frames } };
+  },
+  priceParams: ['perFrameMillicents'],
+  steps: (input) => num(input.frames, DEFAULT_FRAMES),
   mainText: (input) => str(input.prompt),
 };

@@ -1,11 +1,14 @@
 /** three-d.generate: a 3D model (glTF binary, GLB) from a prompt, reference images, or both. */
 import type { TSchema } from 'typebox';
-import { fileResult, resultObject, str, text, uuidList, type OperationContract } from './contract.js';
+import { fileResult, resultObject, str, text, uuidList, noQuantities, type OperationContract } from './contract.js';
 
 export const threeDGenerate: OperationContract = {
   id: 'three-d.generate',
   toolSlug: 'three-d',
   summaryKey: 'tools.three-d.generate.summary',
+  title: 'Generate a 3D model (GLB)',
+  points: 100,
+  typicalInput: { summary: 'one model from a prompt', input: { prompt: 'a wooden chair' } },
   asynchronous: true,
   inputSchema: {
     type: 'object',
@@ -18,6 +21,8 @@ export const threeDGenerate: OperationContract = {
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['image'] }],
   produces: 'model',
   price: () => ({ estimatedMillicents: 30_000, maximumMillicents: 30_000 }),
+  quantities: noQuantities,
+  priceParams: [],
   steps: () => 1,
   mainText: (input) => str(input.prompt),
 };

@@ -8,7 +8,7 @@
  * even pixel sizes wherever a step sets them (4:2:0 video needs them).
  */
 import type { TSchema } from 'typebox';
-import { fileResult, resultObject, list, str, text, uuidSchema, type OperationContract } from './contract.js';
+import { fileResult, resultObject, list, str, text, uuidSchema, noQuantities, EXAMPLE_MEDIA_ID, type OperationContract } from './contract.js';
 
 /** Largest pixel size a resize or a crop may ask for (a side). */
 export const MAX_EDIT_SIDE = 4096;
@@ -111,6 +111,12 @@ export const videoEdit: OperationContract = {
   id: 'video.edit',
   toolSlug: 'video',
   summaryKey: 'tools.video.edit.summary',
+  title: 'Edit a video',
+  points: 120,
+  typicalInput: {
+    summary: 'two edit steps (trim, resize)',
+    input: { mediaId: EXAMPLE_MEDIA_ID, edits: [{ type: 'trim', startSeconds: 0, endSeconds: 5 }, { type: 'resize', width: 640, height: 360 }] },
+  },
   asynchronous: true,
   inputSchema: {
     type: 'object',
@@ -143,6 +149,8 @@ export const videoEdit: OperationContract = {
     const cost = 5000 + 2000 * list(input.edits).length + (str(input.prompt) ? 20_000 : 0);
     return { estimatedMillicents: cost, maximumMillicents: cost };
   },
+  quantities: noQuantities,
+  priceParams: [],
   steps: (input) => Math.max(1, list(input.edits).length + (str(input.prompt) ? 1 : 0)),
   check: checkEdits,
   mainText: (input) => str(input.prompt),

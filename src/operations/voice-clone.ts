@@ -1,10 +1,13 @@
 /** voice.clone: a reusable voice from 1 to 5 audio samples, with an optional spoken sample. */
-import { fileResult, resultObject, inputObject, str, text, uuidList, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, str, text, uuidList, noQuantities, EXAMPLE_MEDIA_IDS, type OperationContract } from './contract.js';
 
 export const voiceClone: OperationContract = {
   id: 'voice.clone',
   toolSlug: 'voice',
   summaryKey: 'tools.voice.clone.summary',
+  title: 'Clone a voice',
+  points: 75,
+  typicalInput: { summary: 'one voice from 2 recordings', input: { referenceMediaIds: EXAMPLE_MEDIA_IDS.slice(0, 2), name: 'Narrator' } },
   asynchronous: true,
   inputSchema: inputObject({ referenceMediaIds: uuidList(1, 5), name: text(1, 100), sampleText: text(1, 1000) }, ['referenceMediaIds', 'name']),
   resultSchema: resultObject(
@@ -17,6 +20,8 @@ export const voiceClone: OperationContract = {
   mediaFields: [{ field: 'referenceMediaIds', multiple: true, kinds: ['audio'] }],
   produces: 'audio',
   price: () => ({ estimatedMillicents: 25_000, maximumMillicents: 25_000 }),
+  quantities: noQuantities,
+  priceParams: [],
   steps: () => 1,
   mainText: (input) => str(input.sampleText),
 };

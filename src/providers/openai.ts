@@ -26,7 +26,7 @@
 import type OpenAI from 'openai';
 import { egressFetch } from './egress-fetch.js';
 import { AnswerTooLarge, errorCodeForStatus, type RetryPolicy } from './http.js';
-import { characterCount, chatInputTokenBound } from './prices.js';
+import { characterCount, chatInputTokenBound } from '../operations/pricing.js';
 import { checkProviderFile, coverResize, downloadProviderFile } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
 import { imageRulesFor, isReasoningChatModel, openAiInputSchema, planImages, sizeText } from './openai-models.js';

@@ -15,7 +15,8 @@ import { isPublicUnicast, parseIpLiteral } from '../egress/address-policy.js';
 import { isOperationId, type OperationId } from '../operations/ids.js';
 import { findOperation } from '../operations/registry.js';
 import { parseSize, type ImageSize } from './openai-models.js';
-import { PRICE_PARAMS, priceParamsFor, type PriceParam, type PriceParams } from './prices.js';
+import { PRICE_PARAMS, type PriceParam, type PriceParams } from '../operations/pricing.js';
+import { priceParamsFor } from './prices.js';
 
 export type ProviderType = 'openai' | 'replicate' | 'local' | 'simulated';
 export type SimulatedMode = 'off' | 'fallback';

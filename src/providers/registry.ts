@@ -19,7 +19,8 @@ import type { OperationId } from '../operations/ids.js';
 import { OPERATIONS } from '../operations/registry.js';
 import { linkPreviewProvider } from './link-preview-provider.js';
 import { openAiProvider } from './openai.js';
-import { chargeFor, priceFromParams } from './prices.js';
+import { costOfUsage } from '../operations/pricing.js';
+import { priceFromParams } from '../operations/registry.js';
 import type { ProvidersFile, ProviderType } from './providers-file.js';
 import { replicateProvider } from './replicate.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
@@ -95,7 +96,7 @@ export class ProviderRegistry {
       spec,
       ...(provider ? { provider } : {}),
       price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds, adapter.maximumQuantities?.(op, input)) : (input) => op.price(input),
-      charge: params ? (used, maximum) => chargeFor(params, used, maximum) : (_used, maximum) => maximum,
+      charge: params ? (used, maximum) => costOfUsage(params, used, maximum) : (_used, maximum) => maximum,
       steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
       inputSchema: adapter.inputSchema?.(op, spec) ?? op.inputSchema,
     };

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { MediaKind } from '../operations/contract.js';
 import type { OperationId } from '../operations/ids.js';
 import { callProvider, DEFAULT_RETRY_POLICY, jsonAnswer, type RetryPolicy } from './http.js';
-import { characterCount, type Quantities } from './prices.js';
+import type { Quantities } from '../operations/pricing.js';
 import { checkProviderFile, downloadProviderFile, MAX_PROVIDER_FILE_BYTES } from './provider-files.js';
 import type { ProviderSpec } from './providers-file.js';
 import type { AdapterContext } from './types.js';
@@ -303,25 +303,16 @@ function logPercentage(logs: unknown): number | undefined {
   return last;
 }
 
+/**
+ * What a prediction consumed: its seconds, the images it returned, and the seconds of media or
+ * characters of text the input asked for (a prediction makes what it was asked for).
+ */
 function usedQuantities(job: ProviderRun, predictSeconds: number, images: number): Quantities {
+  const asked = job.operation.quantities(job.input).maximum;
   const q: Quantities = { predictSeconds };
-  switch (job.operation.id) {
-    case 'image.generate':
-    case 'headshot.generate':
-      q.images = images;
-      break;
-    case 'video.generate':
-      q.seconds = num(job.input.durationSeconds, 5);
-      break;
-    case 'music.generate':
-      q.seconds = num(job.input.durationSeconds, 30);
-      break;
-    case 'speech.generate':
-      q.characters = characterCount(job.input.text);
-      break;
-    default:
-      break;
-  }
+  if (asked.images !== undefined) q.images = images;
+  if (asked.seconds !== undefined) q.seconds = asked.seconds;
+  if (asked.characters !== undefined) q.characters = asked.characters;
   return q;
 }
 

@@ -21,6 +21,8 @@ export interface SimDirectives {
 
 const MAX_DELAY_MS = 600_000;
 const MAX_OUTPUT_BYTES = 20 * 1024 * 1024;
+/** Seconds of the clip a simulated video.edit returns. */
+const SIMULATED_EDIT_SECONDS = 5;
 
 export function parseDirectives(text: string | undefined): SimDirectives {
   const d: SimDirectives = {};
@@ -96,7 +98,7 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
     }
     case 'speech.generate':
     case 'music.generate': {
-      const seconds = job.operation.id === 'music.generate' ? Math.min(Number(input.durationSeconds ?? 30), 2) : 1;
+      const seconds = job.operation.id === 'music.generate' ? Math.min(job.operation.quantities(input).maximum.seconds ?? 1, 2) : 1;
       files.push({ field: 'audio', name: `${job.operation.toolSlug}.wav`, mimeType: 'audio/wav', bytes: makeWav(seconds) });
       data.durationSeconds = seconds;
       break;
@@ -106,7 +108,8 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
       break;
     case 'video.generate':
     case 'video.edit': {
-      const seconds = Number(input.durationSeconds ?? 5);
+      // The length asked for (video.generate), or a fixed clip for an edit (its input names no length).
+      const seconds = job.operation.quantities(input).maximum.seconds ?? SIMULATED_EDIT_SECONDS;
       files.push({ field: 'video', name: 'video.mp4', mimeType: 'video/mp4', bytes: makeMp4(seconds) });
       data.durationSeconds = seconds;
       break;

@@ -6,7 +6,7 @@
  */
 import type { TSchema } from 'typebox';
 import type { OperationContract } from '../operations/contract.js';
-import type { Quantities } from './prices.js';
+import type { Quantities } from '../operations/pricing.js';
 import type { Logger } from 'pino';
 import type { Egress } from '../egress/types.js';
 import type { Price } from '../operations/contract.js';

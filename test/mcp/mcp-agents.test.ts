@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { TYPICAL_INPUTS } from '../../src/modules/tools/typical-inputs.js';
+import { typicalInputOf } from '../../src/operations/registry.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { call, describeEachDatabase, testConfig } from '../support/harness.js';
@@ -68,7 +68,7 @@ describeEachDatabase('MCP for agents', (get) => {
         assert.match(x.description!, new RegExp(`Costs ${op.usagePoints} usage points`));
       }
       // The figures quoted are those POST /v1/estimates gives for the typical input.
-      const est = await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'image.generate', input: TYPICAL_INPUTS['image.generate'].input } });
+      const est = await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'image.generate', input: typicalInputOf('image.generate').input } });
       assert.equal(est.statusCode, 200, est.body);
       const image = tools.find((x) => x.name === 'service_run_image_generate')!;
       assert.ok(image.description!.includes(`estimated at ${est.json().data.estimatedCostMillicents.toLocaleString('en-US')} millicents`), image.description);

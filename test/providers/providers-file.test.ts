@@ -27,15 +27,9 @@ import {
   Secret,
   type ProvidersFile,
 } from '../../src/providers/providers-file.js';
-import {
-  CHAT_TOKENS_PER_MESSAGE,
-  CHAT_TOKENS_PER_REQUEST,
-  characterCount,
-  chargeFor,
-  chatInputTokenBound,
-  priceFromParams,
-  priceParamsFor,
-} from '../../src/providers/prices.js';
+import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST, characterCount, chatInputTokenBound, costOfUsage } from '../../src/operations/pricing.js';
+import { priceFromParams } from '../../src/operations/registry.js';
+import { priceParamsFor } from '../../src/providers/prices.js';
 import { DIST_MAIN, onLogLines, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
@@ -750,10 +744,10 @@ describe('providers file: prices', () => {
     const params = { baseMillicents: 20, inputTokenMillicents: 3, outputTokenMillicents: 7 };
     const messages = [{ role: 'user', content: 'héllo 😀' }];
     const { maximumMillicents } = priceFromParams(params, 'chat.generate', { messages, maxTokens: 50 }, 600);
-    assert.equal(chargeFor(params, { inputTokens: 5, outputTokens: 10 }, maximumMillicents), 20 + 15 + 70);
-    assert.equal(chargeFor(params, { inputTokens: 10_000, outputTokens: 10_000 }, maximumMillicents), maximumMillicents, 'a provider reporting more than the bound is charged the maximum');
-    assert.equal(chargeFor(params, {}, maximumMillicents), 20, 'no usage: the base only');
-    assert.equal(chargeFor(params, { inputTokens: 5, outputTokens: 10 }, 0), 0, 'never above a zero maximum');
+    assert.equal(costOfUsage(params, { inputTokens: 5, outputTokens: 10 }, maximumMillicents), 20 + 15 + 70);
+    assert.equal(costOfUsage(params, { inputTokens: 10_000, outputTokens: 10_000 }, maximumMillicents), maximumMillicents, 'a provider reporting more than the bound is charged the maximum');
+    assert.equal(costOfUsage(params, {}, maximumMillicents), 20, 'no usage: the base only');
+    assert.equal(costOfUsage(params, { inputTokens: 5, outputTokens: 10 }, 0), 0, 'never above a zero maximum');
   });
 
   test('speech is priced per thousand characters, counted in code points, rounded up', () => {
@@ -764,7 +758,7 @@ describe('providers file: prices', () => {
     // 333 × 7 / 1000 = 2.331 → 3
     assert.equal(priceFromParams({ perThousandCharactersMillicents: 333 }, 'speech.generate', { text }, 600).maximumMillicents, 3);
     assert.equal(priceFromParams({ perThousandCharactersMillicents: 1500, perRunMillicents: 100 }, 'speech.generate', { text: 'x'.repeat(2001) }, 600).maximumMillicents, 100 + Math.ceil((1500 * 2001) / 1000));
-    assert.equal(chargeFor({ perThousandCharactersMillicents: 333 }, { characters: 1 }, 10), 1, 'a part of a thousand rounds up');
+    assert.equal(costOfUsage({ perThousandCharactersMillicents: 333 }, { characters: 1 }, 10), 1, 'a part of a thousand rounds up');
   });
 
   test('image.generate costs perImage × count (count defaults to 1)', () => {
@@ -772,8 +766,8 @@ describe('providers file: prices', () => {
     assert.equal(priceFromParams(params, 'image.generate', { prompt: 'a cat', count: 3 }, 600).maximumMillicents, 12_000);
     assert.equal(priceFromParams(params, 'image.generate', { prompt: 'a cat' }, 600).maximumMillicents, 4000);
     assert.equal(priceFromParams(params, 'headshot.generate', { referenceMediaIds: ['x'], count: 2 }, 600).maximumMillicents, 8000);
-    assert.equal(chargeFor(params, { images: 2 }, 12_000), 8000, 'charged for the images returned');
-    assert.equal(chargeFor(params, { images: 5 }, 12_000), 12_000, 'never more than the images priced');
+    assert.equal(costOfUsage(params, { images: 2 }, 12_000), 8000, 'charged for the images returned');
+    assert.equal(costOfUsage(params, { images: 5 }, 12_000), 12_000, 'never more than the images priced');
   });
 
   test('video and music are priced per second of the requested duration; sprites per frame', () => {
@@ -790,8 +784,8 @@ describe('providers file: prices', () => {
     assert.equal(price.maximumMillicents, 100 + 10 * 120);
     assert.ok(price.estimatedMillicents <= price.maximumMillicents);
     assert.equal(priceFromParams(params, 'background.remove', input, 300).maximumMillicents, 100 + 10 * 300, 'a longer deadline, a larger bound');
-    assert.equal(chargeFor(params, { predictSeconds: 3.2 }, price.maximumMillicents), 100 + 40, 'reported seconds round up');
-    assert.equal(chargeFor(params, { predictSeconds: 500 }, price.maximumMillicents), price.maximumMillicents, 'capped at the bound');
+    assert.equal(costOfUsage(params, { predictSeconds: 3.2 }, price.maximumMillicents), 100 + 40, 'reported seconds round up');
+    assert.equal(costOfUsage(params, { predictSeconds: 500 }, price.maximumMillicents), price.maximumMillicents, 'capped at the bound');
     // With images, both parts add up.
     assert.equal(priceFromParams({ perImageMillicents: 300, perPredictSecondMillicents: 2 }, 'image.generate', { prompt: 'p', count: 2 }, 60).maximumMillicents, 600 + 120);
   });

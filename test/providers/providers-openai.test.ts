@@ -21,7 +21,7 @@ import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs
 import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from '../support/snapshot.js';
 import { FakeOpenAi, sha256 } from '../support/fake-openai.js';
 import { png, upload } from '../support/media.js';
-import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST } from '../../src/providers/prices.js';
+import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST } from '../../src/operations/pricing.js';
 import { makePng } from '../../src/providers/sim-files.js';
 import { compileStrict } from '../../src/http/validation.js';
 import { findOperation } from '../../src/operations/registry.js';

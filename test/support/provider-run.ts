@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import type { Egress } from '../../src/egress/types.js';
-import { findOperation } from '../../src/operations/registry.js';
+import { findOperation, priceFromParams } from '../../src/operations/registry.js';
 import { openAiProvider } from '../../src/providers/openai.js';
-import { chargeFor, priceFromParams } from '../../src/providers/prices.js';
+import { costOfUsage } from '../../src/operations/pricing.js';
 import { parseProvidersFile } from '../../src/providers/providers-file.js';
 import { replicateProvider } from '../../src/providers/replicate.js';
 import type { Provider, ProviderResult, ProviderRun, StepCheckpoint } from '../../src/providers/types.js';
@@ -70,13 +70,13 @@ export function runAdapter(o: AdapterRunOptions): AdapterRun {
       spec: entry,
       provider: spec,
       price: (input) => priceFromParams(params, op.id, input, entry.timeoutSeconds),
-      charge: (used, maximum) => chargeFor(params, used, maximum),
+      charge: (used, maximum) => costOfUsage(params, used, maximum),
       steps: () => 1,
       inputSchema: adapter.inputSchema?.(op, entry) ?? op.inputSchema,
     },
     media: { signedUrl: async () => '', read: async () => ({ bytes: Buffer.alloc(0), mimeType: 'image/png', sha256: '' }) },
     isVerifiedHost: async () => false,
-    charge: (used) => chargeFor(params, used, maximumMillicents),
+    charge: (used) => costOfUsage(params, used, maximumMillicents),
     progress: async () => {},
     checkpoint: async (step) => {
       checkpoints.push(step);

@@ -9,7 +9,6 @@ import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
 import { findDomain } from '../domains/store.js';
-import { TYPICAL_INPUTS } from './typical-inputs.js';
 
 const validators = new WeakMap<object, ReturnType<typeof compileStrict>>();
 
@@ -174,15 +173,15 @@ export async function estimate(deps: Deps, key: ApiKey, workspaceId: string, ope
 export function operationQuotes(deps: Deps, key: ApiKey) {
   return catalog(deps, key).flatMap((tool) =>
     tool.operations.map((op) => {
-      const typical = TYPICAL_INPUTS[op.operationId];
       const contract = findOperation(op.operationId)!;
+      const typical = contract.typicalInput;
       let price: Price | undefined;
       try {
         price = priceOf(deps, contract, typical.input);
       } catch {
         price = undefined; // a price function that cannot quote the typical input: no figure rather than a wrong one
       }
-      return { ...op, toolName: tool.name, typical: typical.summary, price };
+      return { ...op, toolName: tool.name, title: contract.title, typical: typical.summary, price };
     }),
   );
 }

@@ -16,7 +16,7 @@
  */
 import type { TSchema } from 'typebox';
 import { integer, oneOf, type OperationContract } from '../../operations/contract.js';
-import { characterCount } from '../prices.js';
+import { characterCount } from '../../operations/pricing.js';
 import { checkProviderFile } from '../provider-files.js';
 import type { LocalContext } from '../types.js';
 import { ProviderError, type Provider, type ProviderResult, type ProviderRun } from '../types.js';

@@ -16,7 +16,7 @@
  */
 import type { SpriteEngine } from '../../operations/sprite-generate.js';
 import { SPRITE_ENGINES } from '../../operations/sprite-generate.js';
-import { costOf } from '../prices.js';
+import { costOf } from '../../operations/pricing.js';
 import type { LocalContext } from '../types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from '../types.js';
 import { drawSimulatedFrame } from './sprite-draw-simulated.js';
