@@ -24,7 +24,8 @@ import { JobChangeFeed } from './modules/jobs/changes.js';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/stream-settings.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { checkProviderAddresses } from './providers/providers-file.js';
-import { missingEngineProblems, probeEngines, type LocalEngines } from './providers/local/engines.js';
+import { probeEngines, type LocalEngines } from './providers/local/engines.js';
+import { missingEngineProblems } from './providers/local/index.js';
 import { OPERATION_IDS } from './operations/ids.js';
 import { createServiceLogger } from './lib/logging.js';
 

@@ -15,7 +15,7 @@ const message = {
 
 /**
  * The built-in price book's chat prices. They are priced by the same rule as a providers file's
- * prices (src/providers/prices.ts, decisions.md section 5): the maximum bounds input tokens by the
+ * prices (src/operations/pricing.ts, decisions.md section 5): the maximum bounds input tokens by the
  * UTF-8 bytes of the messages plus a fixed allowance per message, never by a characters-per-token
  * guess, so it is a true bound for any tokenizer.
  */

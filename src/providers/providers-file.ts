@@ -16,9 +16,9 @@ import { isOperationId, type OperationId } from '../operations/ids.js';
 import { findOperation } from '../operations/registry.js';
 import { parseSize, type ImageSize } from './openai-models.js';
 import { PRICE_PARAMS, type PriceParam, type PriceParams } from '../operations/pricing.js';
-import { priceParamsFor } from './prices.js';
+import { isProviderType, kindsWithField, priceParamsFor, PROVIDER_KINDS, PROVIDER_TYPES, type ProviderType, type RouteField } from './kinds.js';
 
-export type ProviderType = 'openai' | 'replicate' | 'local' | 'simulated';
+export type { ProviderType } from './kinds.js';
 export type SimulatedMode = 'off' | 'fallback';
 
 /** A provider secret: revealed only by `reveal()`; serialises and inspects as "[secret]". */
@@ -89,18 +89,6 @@ export interface ProvidersFile {
   operations: Map<OperationId, OperationRouteSpec>;
 }
 
-/** Which operations each provider type can serve; `local` engines name their own. */
-const OPENAI_OPERATIONS: readonly OperationId[] = ['chat.generate', 'image.generate', 'speech.generate'];
-/** Operations a replicate model cannot serve: synchronous ones, and those that need a local engine. */
-const NOT_ON_REPLICATE: readonly OperationId[] = ['link.preview', 'chat.generate', 'security.scan', 'sprite.generate', 'video.edit'];
-/** The engines of `local` providers and the operation each serves. */
-export const LOCAL_ENGINES: Readonly<Record<string, readonly OperationId[]>> = {
-  ffmpeg: ['video.edit'],
-  'espeak-ng': ['speech.generate'],
-  scanner: ['security.scan'],
-  sprites: ['sprite.generate'],
-};
-
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_RETRIES = 2;
 export const DEFAULT_PREDICTION_TIMEOUT_S = 600;
@@ -113,6 +101,8 @@ export const DEFAULT_MAX_OUTPUT_SECONDS = 600;
  */
 export const MAX_PRICE_PARAMETER = 100_000_000;
 
+/** Fields of a remote provider (an HTTP API). */
+const REMOTE_FIELDS = ['baseUrl', 'apiKeyEnv', 'privateNetwork', 'requestTimeoutMs', 'maxRetries'];
 const PROVIDER_FIELDS = ['type', 'baseUrl', 'apiKeyEnv', 'privateNetwork', 'mediaInputs', 'requestTimeoutMs', 'maxRetries'];
 const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voice', 'timeoutSeconds', 'pollIntervalMs', 'frames', 'maxOutputSeconds', 'sizes', 'maxImagesPerRequest'];
 /** Bounds of an entry's own image sizes (`sizes`): sides in pixels, and how many sizes. */
@@ -120,7 +110,6 @@ const IMAGE_SIDE = { min: 16, max: 4096 } as const;
 const MAX_SIZES = 32;
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const REPLICATE_MODEL = /^[a-z0-9][a-z0-9_.-]{0,99}\/[a-z0-9][a-z0-9_.-]{0,99}(:[0-9a-f]{64})?$/i;
 const TEMPLATE = /^\{\{([A-Za-z][A-Za-z0-9]*)\}\}$/;
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -205,19 +194,20 @@ function parseProvider(
   }
   for (const key of Object.keys(raw)) if (!PROVIDER_FIELDS.includes(key)) problem(`unknown field "${key}" (expected ${PROVIDER_FIELDS.join(', ')})`);
   const type = raw.type;
-  if (type !== 'openai' && type !== 'replicate' && type !== 'local' && type !== 'simulated') {
-    problem(`unknown type ${JSON.stringify(type)} (expected openai, replicate, local or simulated)`);
+  if (!isProviderType(type)) {
+    problem(`unknown type ${JSON.stringify(type)} (expected ${PROVIDER_TYPES.slice(0, -1).join(', ')} or ${PROVIDER_TYPES.at(-1)})`);
     return undefined;
   }
-  const remote = type === 'openai' || type === 'replicate';
+  const kind = PROVIDER_KINDS[type];
+  const remote = kind.remote;
   const privateNetwork = raw.privateNetwork ?? false;
   if (typeof privateNetwork !== 'boolean') problem('privateNetwork must be true or false');
   let baseUrl: string | undefined;
   if (remote) {
     baseUrl = checkBaseUrl(raw.baseUrl, privateNetwork === true, problem);
   } else {
-    for (const key of ['baseUrl', 'apiKeyEnv', 'privateNetwork', 'mediaInputs', 'requestTimeoutMs', 'maxRetries']) {
-      if (key in raw) problem(`"${key}" does not apply to a ${type} provider`);
+    for (const key of [...REMOTE_FIELDS.slice(0, 3), 'mediaInputs', ...REMOTE_FIELDS.slice(3)]) {
+      if (key in raw && !kind.providerFields.includes(key)) problem(`"${key}" does not apply to a ${type} provider`);
     }
   }
   let apiKey: Secret | undefined;
@@ -233,7 +223,7 @@ function parseProvider(
   }
   const mediaInputs = raw.mediaInputs ?? 'url';
   if (mediaInputs !== 'url' && mediaInputs !== 'dataUri') problem('mediaInputs must be "url" or "dataUri"');
-  else if (raw.mediaInputs !== undefined && type !== 'replicate') problem('mediaInputs applies to replicate providers only');
+  else if (raw.mediaInputs !== undefined && !kind.providerFields.includes('mediaInputs')) problem(`mediaInputs applies to ${PROVIDER_TYPES.filter((t) => PROVIDER_KINDS[t].providerFields.includes('mediaInputs')).join(', ')} providers only`);
   const requestTimeoutMs = raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   if (!wholeNumber(requestTimeoutMs, 100, 3_600_000)) problem('requestTimeoutMs must be a whole number of milliseconds from 100 to 3600000');
   const maxRetries = raw.maxRetries ?? DEFAULT_MAX_RETRIES;
@@ -327,17 +317,18 @@ function parseRoute(
   // The sprites engine draws its frames on another provider: model and template are that provider's.
   const drawing = frames !== undefined && frames !== 'simulated' ? providers.get(frames) : undefined;
   const modelType = drawing ? drawing.type : type;
-  if (modelType === 'openai' || modelType === 'replicate') {
+  const modelRule = modelType ? PROVIDER_KINDS[modelType].model : undefined;
+  if (modelRule) {
     if (typeof model !== 'string' || model.length === 0 || model.length > 200) problem('model is required (the provider\'s model name)');
-    else if (modelType === 'replicate' && !REPLICATE_MODEL.test(model)) problem('a replicate model is "owner/name" or "owner/name:VERSION" (64 hex digits)');
+    else if (modelRule.pattern && !modelRule.pattern.test(model)) problem(modelRule.patternProblem ?? 'model is not a model name of this provider');
   } else if (type !== undefined && model !== undefined) problem(`model does not apply to a ${type} provider`);
   if (raw.input !== undefined && type !== undefined) {
-    if (modelType !== 'replicate') problem('input (a model input template) applies to replicate providers only');
+    if (!applies(modelType!, 'input', opId)) problem(`input (a model input template) applies to ${kindsWithField('input').join(', ')} providers only`);
     else if (!isObject(raw.input)) problem('input must be an object (the model input)');
     // A frame is drawn as an image.generate request (prompt, width, height, count).
     else checkTemplate(raw.input, (drawing ? findOperation('image.generate')! : op).inputSchema as { properties?: Record<string, unknown> }, problem);
   }
-  if (raw.voice !== undefined && type !== undefined && (type !== 'openai' || opId !== 'speech.generate' || typeof raw.voice !== 'string' || raw.voice.length === 0)) {
+  if (raw.voice !== undefined && type !== undefined && (!applies(type, 'voice', opId) || typeof raw.voice !== 'string' || raw.voice.length === 0)) {
     problem('voice applies to speech.generate on an openai provider and must be a voice name');
   }
   const timeoutSeconds = raw.timeoutSeconds ?? DEFAULT_PREDICTION_TIMEOUT_S;
@@ -379,7 +370,7 @@ function checkImageSizes(
 ): { sizes?: ImageSize[]; maxImagesPerRequest?: number } {
   const out: { sizes?: ImageSize[]; maxImagesPerRequest?: number } = {};
   if (raw.sizes === undefined && raw.maxImagesPerRequest === undefined) return out;
-  if (type !== undefined && (type !== 'openai' || opId !== 'image.generate')) {
+  if (type !== undefined && !applies(type, 'sizes', opId)) {
     problem('sizes and maxImagesPerRequest apply to image.generate on an openai provider only');
     return out;
   }
@@ -421,7 +412,7 @@ function checkFrames(
     if (value !== undefined) problem('frames applies to the sprites engine only');
     return undefined;
   }
-  if (type !== 'local') return undefined;
+  if (type === undefined || !applies(type, 'engine', 'sprite.generate')) return undefined;
   if (value === undefined) return 'simulated';
   if (typeof value !== 'string') {
     problem('frames must name the provider that draws the frames (a provider of the file that can make images, or "simulated")');
@@ -433,7 +424,7 @@ function checkFrames(
     if (!Object.hasOwn(rawProviders, value)) problem(`frames: provider "${value}" is not declared in "providers"`);
     return undefined;
   }
-  if (spec.type !== 'openai' && spec.type !== 'replicate' && spec.type !== 'simulated') {
+  if (!PROVIDER_KINDS[spec.type].drawsImages) {
     problem(`frames: provider "${value}" cannot make images (an openai or replicate provider, or "simulated")`);
     return undefined;
   }
@@ -441,28 +432,14 @@ function checkFrames(
 }
 
 function checkServes(type: ProviderType, opId: OperationId, engine: unknown, problem: (what: string) => void): void {
-  if (type !== 'local' && engine !== undefined) problem(`engine applies to local providers only`);
-  switch (type) {
-    case 'openai':
-      if (!OPENAI_OPERATIONS.includes(opId)) problem(`an openai provider cannot serve ${opId} (it serves ${OPENAI_OPERATIONS.join(', ')})`);
-      break;
-    case 'replicate':
-      if (NOT_ON_REPLICATE.includes(opId)) problem(`a replicate provider cannot serve ${opId}`);
-      break;
-    case 'local': {
-      if (typeof engine !== 'string') {
-        problem('a local provider needs "engine"');
-        break;
-      }
-      const serves = LOCAL_ENGINES[engine];
-      const known = Object.keys(LOCAL_ENGINES);
-      if (!serves) problem(`unknown engine "${engine}" (engines in this version: ${known.length ? known.join(', ') : 'none'})`);
-      else if (!serves.includes(opId)) problem(`engine "${engine}" cannot serve ${opId}`);
-      break;
-    }
-    case 'simulated':
-      break;
-  }
+  if (!applies(type, 'engine', opId) && engine !== undefined) problem(`engine applies to ${kindsWithField('engine').join(', ')} providers only`);
+  const refusal = PROVIDER_KINDS[type].refusal(opId, engine);
+  if (refusal) problem(refusal);
+}
+
+/** The route field applies to `opId` on a provider of kind `type`. */
+function applies(type: ProviderType, field: RouteField, opId: OperationId): boolean {
+  return PROVIDER_KINDS[type].routeFields[field]?.(opId) ?? false;
 }
 
 /** Every "{{field}}" in the template names a property of the operation's input. */
@@ -477,7 +454,7 @@ function checkTemplate(template: unknown, schema: { properties?: Record<string, 
 
 function checkPrice(raw: unknown, opId: OperationId, type: ProviderType | undefined, problem: (what: string) => void): PriceParams | undefined {
   if (raw === undefined) {
-    if (type === 'openai' || type === 'replicate' || type === 'local') problem('price is required for a real provider (millicents; see docs/providers.md)');
+    if (type && PROVIDER_KINDS[type].priceRequired) problem('price is required for a real provider (millicents; see docs/providers.md)');
     return undefined;
   }
   if (!isObject(raw) || Object.keys(raw).length === 0) {

@@ -10,7 +10,6 @@
  * of checkpointed steps a job runs in.
  */
 import type { Logger } from 'pino';
-import { localProvider } from './local/index.js';
 import type { LocalEngines } from './local/engines.js';
 import { createEgress } from '../egress/client.js';
 import type { Egress } from '../egress/types.js';
@@ -18,11 +17,10 @@ import type { OperationContract } from '../operations/contract.js';
 import type { OperationId } from '../operations/ids.js';
 import { OPERATIONS } from '../operations/registry.js';
 import { linkPreviewProvider } from './link-preview-provider.js';
-import { openAiProvider } from './openai.js';
 import { costOfUsage } from '../operations/pricing.js';
 import { priceFromParams } from '../operations/registry.js';
-import type { ProvidersFile, ProviderType } from './providers-file.js';
-import { replicateProvider } from './replicate.js';
+import type { ProvidersFile } from './providers-file.js';
+import { PROVIDER_KINDS, type ProviderType } from './kinds.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
 import type { AdapterContext, OperationRoute, Provider } from './types.js';
 
@@ -53,14 +51,15 @@ export class ProviderRegistry {
     const privateEgress = options.privateEgress ?? (() => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }));
     const adapters = new Map<string, Provider>();
     for (const spec of file?.providers.values() ?? []) {
-      if (spec.type !== 'openai' && spec.type !== 'replicate') continue;
+      const make = PROVIDER_KINDS[spec.type].adapter;
+      if (!make) continue;
       let providerEgress = egress;
       if (spec.privateNetwork) {
         providerEgress = privateEgress();
         this.ownEgresses.push(providerEgress);
       }
       const ctx: AdapterContext = { egress, providerEgress, log };
-      adapters.set(spec.name, spec.type === 'openai' ? openAiProvider(spec, ctx) : replicateProvider(spec, ctx));
+      adapters.set(spec.name, make(spec, ctx));
     }
     for (const op of OPERATIONS) {
       const route = this.resolve(op, adapters, egress, log);
@@ -78,19 +77,21 @@ export class ProviderRegistry {
     }
     const provider = this.file!.providers.get(spec.provider);
     const type: ProviderType = provider?.type ?? 'simulated';
-    const adapter =
-      type === 'simulated'
-        ? this.simulated
-        : type === 'local'
-          ? localProvider(spec.engine!, { egress, log, engines: this.engines, spec, adapters, providers: this.file!.providers })
-          : adapters.get(spec.provider);
+    const kind = PROVIDER_KINDS[type];
+    // A remote provider's adapter serves all its routes; a local engine is built per route; the
+    // simulated provider is the registry's own.
+    const adapter = kind.routeAdapter
+      ? kind.routeAdapter({ egress, log, engines: this.engines, spec, adapters, providers: this.file!.providers })
+      : kind.remote
+        ? adapters.get(spec.provider)
+        : this.simulated;
     if (!adapter) throw new Error(`providers file: ${op.id} maps to ${spec.provider}, which has no adapter`);
     const params = spec.price;
     return {
       operation: op,
       providerName: spec.provider,
       providerType: type,
-      personalKeys: type !== 'local',
+      personalKeys: kind.personalKeys,
       model: spec.model ?? null,
       adapter,
       spec,

@@ -29,7 +29,7 @@ import {
 } from '../../src/providers/providers-file.js';
 import { CHAT_TOKENS_PER_MESSAGE, CHAT_TOKENS_PER_REQUEST, characterCount, chatInputTokenBound, costOfUsage } from '../../src/operations/pricing.js';
 import { priceFromParams } from '../../src/operations/registry.js';
-import { priceParamsFor } from '../../src/providers/prices.js';
+import { priceParamsFor } from '../../src/providers/kinds.js';
 import { DIST_MAIN, onLogLines, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
@@ -703,7 +703,7 @@ describe('providers file: prices', () => {
     };
     const free: string[] = [];
     for (const [op, input] of Object.entries(inputs)) {
-      for (const type of ['simulated', 'replicate']) {
+      for (const type of ['simulated', 'replicate'] as const) {
         for (const param of priceParamsFor(op as never, type)) {
           // Accepted by the parser for this operation and provider type …
           const parsed = parseProvidersFile({ providers: { r: REPLICATE }, operations: { [op]: type === 'replicate' ? { provider: 'r', model: 'a/b', price: { [param]: 1000 } } : { provider: 'simulated', price: { [param]: 1000 } } } }, KEYS);

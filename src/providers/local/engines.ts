@@ -2,13 +2,12 @@
  * The outside programs local engines run (ffmpeg and ffprobe, espeak-ng), found once at start-up:
  * on PATH or at FFMPEG_PATH / FFPROBE_PATH / ESPEAK_NG_PATH, each asked for its version (a program
  * that does not answer is missing). A providers file that maps an operation to an engine whose
- * program is missing stops start-up (exit 78) naming the Debian package to install.
+ * program is missing stops start-up (exit 78) naming the Debian package to install (local/index.ts).
  *
  * Programs run as separate processes with argument arrays, never through a shell (they are GPL;
  * the service only talks to them over pipes and files).
  */
 import { spawn } from 'node:child_process';
-import type { ProvidersFile } from '../providers-file.js';
 
 export interface ProgramInfo {
   path: string;
@@ -34,14 +33,6 @@ export interface EnginePaths {
   ffprobePath?: string | undefined;
   espeakPath?: string | undefined;
 }
-
-/** Which programs each engine needs, and the Debian package that has them. */
-export const ENGINE_PROGRAMS: Readonly<Record<string, { programs: (keyof LocalEngines)[]; package: string }>> = {
-  ffmpeg: { programs: ['ffmpeg', 'ffprobe'], package: 'ffmpeg' },
-  'espeak-ng': { programs: ['espeak'], package: 'espeak-ng' },
-  scanner: { programs: [], package: '' },
-  sprites: { programs: [], package: '' },
-};
 
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -100,23 +91,4 @@ export async function probeEngines(paths: EnginePaths): Promise<LocalEngines> {
     engines.espeak = { ...espeak, voices: listing ? parseEspeakVoices(listing) : [] };
   }
   return engines;
-}
-
-/** Engines of the file whose programs are missing, as start-up problems naming what to install. */
-export function missingEngineProblems(file: ProvidersFile, engines: LocalEngines): string[] {
-  const problems: string[] = [];
-  for (const route of file.operations.values()) {
-    if (!route.engine) continue;
-    const needs = ENGINE_PROGRAMS[route.engine];
-    if (!needs) continue;
-    const missing = needs.programs.filter((p) => !engines[p]);
-    if (missing.length > 0) {
-      const names = missing.map((p) => (p === 'espeak' ? 'espeak-ng' : p));
-      problems.push(
-        `PROVIDERS_FILE operations.${route.operationId}: engine "${route.engine}" needs ${names.join(' and ')}, which ${missing.length > 1 ? 'are' : 'is'} not installed ` +
-          `(install the Debian package ${needs.package}, or set ${names.map((n) => `${n.toUpperCase().replace(/-/g, '_')}_PATH`).join(' / ')})`,
-      );
-    }
-  }
-  return problems;
 }
