@@ -12,7 +12,7 @@ import { LOCAL_ENGINES, localProvider } from './local/index.js';
 import { openAiProvider } from './openai.js';
 import { replicateProvider } from './replicate.js';
 import type { AdapterContext, LocalContext, Provider } from './types.js';
-import type { ProviderSpec } from './providers-file.js';
+import type { ProviderSpec } from './provider-entry.js';
 
 export type ProviderType = 'openai' | 'replicate' | 'local' | 'simulated';
 
