@@ -12,9 +12,9 @@ import { LOCAL_ENGINES, localProvider } from './local/index.js';
 import { openAiProvider } from './openai.js';
 import { replicateProvider } from './replicate.js';
 import type { AdapterContext, LocalContext, Provider } from './types.js';
-import type { ProviderSpec } from './provider-entry.js';
+import type { ProviderSpec, ProviderType } from './specs.js';
 
-export type ProviderType = 'openai' | 'replicate' | 'local' | 'simulated';
+export type { ProviderType } from './specs.js';
 
 /** Fields of an operation's entry that apply on some kinds only. */
 export type RouteField = 'model' | 'input' | 'voice' | 'sizes' | 'engine';

@@ -28,7 +28,7 @@ import { egressFetch } from './egress-fetch.js';
 import { AnswerTooLarge, errorCodeForStatus, type RetryPolicy } from './http.js';
 import { characterCount, chatInputTokenBound } from '../operations/pricing.js';
 import { checkProviderFile, coverResize, downloadProviderFile } from './provider-files.js';
-import type { ProviderSpec } from './provider-entry.js';
+import type { ProviderSpec } from './specs.js';
 import { imageRulesFor, isReasoningChatModel, openAiInputSchema, planImages, sizeText } from './openai-models.js';
 import type { AdapterContext } from './types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';

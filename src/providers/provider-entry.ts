@@ -3,27 +3,13 @@
  * base, key, network and call settings. Every problem is named; an entry with one is dropped.
  */
 import { isPublicUnicast, parseIpLiteral } from '../egress/address-policy.js';
-import { isProviderType, PROVIDER_KINDS, PROVIDER_TYPES, type ProviderType } from './kinds.js';
+import { isProviderType, PROVIDER_KINDS, PROVIDER_TYPES } from './kinds.js';
+import type { ProviderSpec } from './specs.js';
+
+export type { ProviderSpec } from './specs.js';
 import { isObject, wholeNumber } from './file-values.js';
 import { Secret } from './secret.js';
 
-export interface ProviderSpec {
-  name: string;
-  type: ProviderType;
-  /** API base (openai, replicate), without a trailing slash. */
-  baseUrl?: string;
-  /** The operator's key, from the environment variable the file names. */
-  apiKey?: Secret;
-  apiKeyEnv?: string;
-  /** The operator allows this provider on a private or loopback address. */
-  privateNetwork: boolean;
-  /** How media inputs reach a replicate model: a signed download URL (default) or a data URI. */
-  mediaInputs: 'url' | 'dataUri';
-  /** Deadline of one HTTP call to the provider (ms). */
-  requestTimeoutMs: number;
-  /** Retries of one call after 429 or 5xx, inside an attempt. */
-  maxRetries: number;
-}
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_RETRIES = 2;

@@ -16,18 +16,11 @@ import { isObject } from './file-values.js';
 import { parseProvider, type ProviderSpec } from './provider-entry.js';
 import { parseRoute, type OperationRouteSpec } from './route-entry.js';
 
-export type { ProviderType } from './kinds.js';
+export type { ProviderType, ProvidersFile, SimulatedMode } from './specs.js';
+import type { ProvidersFile, SimulatedMode } from './specs.js';
 export { Secret } from './secret.js';
 export { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, isPrivateHost, type ProviderSpec } from './provider-entry.js';
 export { DEFAULT_MAX_OUTPUT_SECONDS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_PREDICTION_TIMEOUT_S, MAX_PRICE_PARAMETER, type OperationRouteSpec } from './route-entry.js';
-export type SimulatedMode = 'off' | 'fallback';
-
-export interface ProvidersFile {
-  simulated: SimulatedMode;
-  providers: Map<string, ProviderSpec>;
-  operations: Map<OperationId, OperationRouteSpec>;
-}
-
 /** Reads and validates the file at `path`; throws the list of problems. */
 export function loadProvidersFile(path: string, env: Record<string, string | undefined>): { file?: ProvidersFile; problems: string[] } {
   let text: string;

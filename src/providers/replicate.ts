@@ -21,7 +21,7 @@ import type { OperationId } from '../operations/ids.js';
 import { callProvider, DEFAULT_RETRY_POLICY, jsonAnswer, type RetryPolicy } from './http.js';
 import type { Quantities } from '../operations/pricing.js';
 import { checkProviderFile, downloadProviderFile, MAX_PROVIDER_FILE_BYTES } from './provider-files.js';
-import type { ProviderSpec } from './provider-entry.js';
+import type { ProviderSpec } from './specs.js';
 import type { AdapterContext } from './types.js';
 import { ProviderError, WorkerShutdown, type ProducedFile, type Provider, type ProviderResult, type ProviderRun, type RemoteCancel } from './types.js';
 

@@ -8,33 +8,12 @@ import { isOperationId, type OperationId } from '../operations/ids.js';
 import { findOperation } from '../operations/registry.js';
 import { PRICE_PARAMS, type PriceParam, type PriceParams } from '../operations/pricing.js';
 import { parseSize, type ImageSize } from './openai-models.js';
-import { kindsWithField, priceParamsFor, PROVIDER_KINDS, type ProviderType, type RouteField } from './kinds.js';
+import { kindsWithField, priceParamsFor, PROVIDER_KINDS, type RouteField } from './kinds.js';
 import { isObject, wholeNumber } from './file-values.js';
-import type { ProviderSpec } from './provider-entry.js';
+import type { OperationRouteSpec, ProviderSpec, ProviderType } from './specs.js';
 
-export interface OperationRouteSpec {
-  operationId: OperationId;
-  provider: string;
-  model?: string;
-  engine?: string;
-  /** replicate: the model input, with "{{field}}" strings replaced by input fields. */
-  input?: Record<string, unknown>;
-  price?: PriceParams;
-  /** speech.generate on openai: the voice used when the input names none. */
-  voice?: string;
-  /** Longest a prediction may run before it is cancelled (the bound of perPredictSecondMillicents). */
-  timeoutSeconds: number;
-  /** Pause between two polls of a prediction (ms). */
-  pollIntervalMs: number;
-  /** sprites engine: the provider that draws the frames (one of the file that can make images, or "simulated"). */
-  frames?: string;
-  /** ffmpeg engine: the longest output (s); longer results are cut there (the bound of perSecondMillicents). */
-  maxOutputSeconds: number;
-  /** image.generate on openai: the sizes the model generates (replacing the built-in table of model families). */
-  sizes?: ImageSize[];
-  /** image.generate on openai: the most images one request may ask for (`n`). */
-  maxImagesPerRequest?: number;
-}
+export type { OperationRouteSpec } from './specs.js';
+
 
 export const DEFAULT_PREDICTION_TIMEOUT_S = 600;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;

@@ -11,9 +11,7 @@ import type { Logger } from 'pino';
 import type { Egress } from '../egress/types.js';
 import type { Price } from '../operations/contract.js';
 import type { LocalEngines } from './local/engines.js';
-import type { ProviderType } from './kinds.js';
-import type { ProviderSpec } from './provider-entry.js';
-import type { OperationRouteSpec } from './route-entry.js';
+import type { OperationRouteSpec, ProviderSpec, ProviderType } from './specs.js';
 
 export interface ProducedFile {
   /** The top-level result field the file goes in. */

@@ -11,7 +11,7 @@
  */
 import type { OperationId } from '../../operations/ids.js';
 import type { PriceParam } from '../../operations/pricing.js';
-import type { ProvidersFile } from '../providers-file.js';
+import type { ProvidersFile } from '../specs.js';
 import type { LocalContext } from '../types.js';
 import type { Provider } from '../types.js';
 import type { LocalEngines } from './engines.js';

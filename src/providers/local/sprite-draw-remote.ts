@@ -12,7 +12,7 @@
  * instead of paying for a second one, and a user's cancel stops it.
  */
 import { imageGenerate } from '../../operations/image-generate.js';
-import type { ProviderSpec } from '../provider-entry.js';
+import type { ProviderSpec } from '../specs.js';
 import type { LocalContext, OperationRoute } from '../types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderRun, type RemoteCancel } from '../types.js';
 import type { Drawing } from './sprite-render.js';
