@@ -181,18 +181,39 @@ export interface OpenOptions {
  * runs one write transaction at a time, so nothing waits longer than before.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    settings: SqliteDialectConfig,
+    private readonly inTransaction: () => boolean,
+  ) {
+    super(settings);
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * A rollback only while a transaction is open. SQLite ends a transaction by itself on some
+   * errors (SQLITE_FULL when the disk is full, SQLITE_IOERR, SQLITE_NOMEM; a failed COMMIT may
+   * too): a ROLLBACK then fails with "no transaction is active", and that error would replace the
+   * one that says what happened (a full disk is answered 507, lib/storage-full.ts).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.inTransaction()) return;
+    await super.rollbackTransaction(connection);
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
+  constructor(
+    private readonly settings: SqliteDialectConfig,
+    private readonly inTransaction: () => boolean,
+  ) {
     super(settings);
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings);
+    return new ImmediateSqliteDriver(this.settings, this.inTransaction);
   }
 }
 
@@ -210,7 +231,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     sqlite.pragma('temp_store = memory');
     const statements = withStatementCache(sqlite);
     const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
-    const db = new Kysely<Database>({ dialect: countingDialect(new ImmediateSqliteDialect({ database: statements }), stats) });
+    const db = new Kysely<Database>({ dialect: countingDialect(new ImmediateSqliteDialect({ database: statements }, () => sqlite.inTransaction), stats) });
     registerSqliteStatements(db, statements);
     const checkpointer =
       options.backgroundCheckpoint && path !== ':memory:'

@@ -104,8 +104,7 @@ class GroupCommit {
               await statement(trx, 'release savepoint group_unit');
               outcomes.push({ ok: true, value });
             } catch (err) {
-              await statement(trx, 'rollback to savepoint group_unit');
-              await statement(trx, 'release savepoint group_unit');
+              await rollbackUnit(trx, err);
               outcomes.push({ ok: false, value: err });
             }
           }
@@ -120,6 +119,22 @@ class GroupCommit {
       if (this.queue.length > 0) this.schedule();
       else this.onIdle();
     }
+  }
+}
+
+/**
+ * Undoes a failed unit back to its savepoint. When that fails, the unit's failure ended the whole
+ * transaction (SQLite rolls a transaction back by itself on SQLITE_FULL, SQLITE_IOERR or
+ * SQLITE_NOMEM, and its savepoints with it): nothing of the batch was written, every unit fails,
+ * and with the unit's own error (a full disk is answered 507), not the savepoint's "no such
+ * savepoint"; no later unit runs, since it would run outside any transaction.
+ */
+async function rollbackUnit(trx: Transaction<Database>, unitError: unknown): Promise<void> {
+  try {
+    await statement(trx, 'rollback to savepoint group_unit');
+    await statement(trx, 'release savepoint group_unit');
+  } catch {
+    throw unitError;
   }
 }
 

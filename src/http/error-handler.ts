@@ -2,11 +2,13 @@
  * Turns every failure into the error envelope `{success:false, code, message, requestId, details?}`
  * with the documented status. Fastify's own errors (validation, bad JSON, body too large) are
  * mapped to our codes; the database being unreachable is 503 UNAVAILABLE with Retry-After
- * (db/unavailable.ts); anything else unexpected is logged and answered 500 without detail.
+ * (db/unavailable.ts); storage that is full is 507 STORAGE_FULL (lib/storage-full.ts); anything
+ * else unexpected is logged and answered 500 without detail.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ERROR_REGISTRY, isAppError, type ErrorCode } from './errors.js';
 import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../db/unavailable.js';
+import { fullStorageOf, type FullStorage } from '../lib/storage-full.js';
 
 export interface ErrorBody {
   success: false;
@@ -51,6 +53,22 @@ export function databaseUnavailable(): AppError {
   });
 }
 
+/**
+ * The answer when the server's storage is full (docs/operations.md, "A full disk"): the media
+ * files' file system (ENOSPC, EDQUOT) or the database (SQLITE_FULL, PostgreSQL's disk_full). The
+ * request wrote nothing (a failed write transaction is rolled back whole; staged and half-written
+ * files are removed), so the same request may be sent again once space is freed.
+ */
+export function storageFull(storage: FullStorage): AppError {
+  return new AppError('STORAGE_FULL', {
+    message:
+      storage === 'files'
+        ? "The server's media storage is full; nothing was stored. Retry once the operator has freed space."
+        : "The server's database storage is full; nothing was stored. Retry once the operator has freed space.",
+    details: { storage },
+  });
+}
+
 function fromFastifyError(err: FastifyError): AppError | undefined {
   if (err.validation) {
     const where = err.validationContext ?? 'request';
@@ -89,6 +107,13 @@ export function errorHandler(err: FastifyError | Error, request: FastifyRequest,
   if (isDatabaseUnavailable(err)) {
     request.log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code }, method: request.method, route: request.routeOptions.url ?? 'unmatched' }, 'database unavailable');
     return sendAppError(request, reply, databaseUnavailable());
+  }
+  // The disk (or the database's) full: the operator must free space; logged once per refusal so
+  // the log shows it beside the 507s (docs/operations.md, "A full disk").
+  const full = fullStorageOf(err);
+  if (full) {
+    request.log.error({ err: { message: err.message, code: (err as { code?: unknown }).code }, storage: full, method: request.method, route: request.routeOptions.url ?? 'unmatched' }, 'storage full');
+    return sendAppError(request, reply, storageFull(full));
   }
   // The request's child logger carries requestId, so the log line and the 500 body can be matched;
   // the body never carries the internal message.

@@ -48,6 +48,7 @@ export const ERROR_REGISTRY = {
   QUEUE_FULL: [429, 'The waiting-jobs limit of the workspace is reached.'],
   INTERNAL: [500, 'Internal error.'],
   UNAVAILABLE: [503, 'Temporarily unavailable.'],
+  STORAGE_FULL: [507, "The server's storage is full; nothing was stored. Retry once the operator has freed space."],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_REGISTRY;

@@ -1,7 +1,8 @@
 /**
  * The error codes and statuses of the shared spec, copied by hand from decisions.md (section 3,
  * the 409s "as above" of section 1, section 5's 400s, and the admin credit adjustment's 409 of
- * section 6) rather than read from src/http/errors.ts, so that a test comparing the two (and every
+ * section 6), and the codes this repository's docs/decisions.md adds to them (STORAGE_FULL),
+ * rather than read from src/http/errors.ts, so that a test comparing the two (and every
  * live refusal checked against it) fails when the code drifts from the contract.
  */
 export const SPEC_ERROR_STATUSES: Readonly<Record<string, readonly number[]>> = {
@@ -43,6 +44,8 @@ export const SPEC_ERROR_STATUSES: Readonly<Record<string, readonly number[]>> = 
   WEBHOOK_REVOKED: [409],
   REPLAY_LIMIT_REACHED: [409],
   DELIVERY_NOT_FAILED: [409],
+  // this repository's docs/decisions.md, "HTTP behaviour" (issue 32: a full disk)
+  STORAGE_FULL: [507],
 };
 
 /** The statuses the spec allows for `code`, or undefined when the spec does not name the code. */

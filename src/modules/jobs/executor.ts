@@ -17,6 +17,7 @@ import { MAX_RESULT_BYTES } from './output.js';
 import { finishFields } from './finish-rules.js';
 import { inTransaction, inWrite } from '../../db/group-commit.js';
 import { isDatabaseUnavailable, retryWhileUnavailable } from '../../db/unavailable.js';
+import { fullStorageOf } from '../../lib/storage-full.js';
 import * as store from './store.js';
 import type { JobRow } from './store.js';
 
@@ -26,6 +27,12 @@ const MAX_STORED_RESULT_BYTES = MAX_RESULT_BYTES - 256 * 1024;
 export interface ExecutionOutcome {
   status: 'completed' | 'failed' | 'lost';
   row?: JobRow;
+  /**
+   * Why a `lost` attempt recorded nothing when it was not another actor's doing: the database full
+   * (SQLITE_FULL, disk_full), so that a synchronous run's caller is answered 507, not with the
+   * unfinished job.
+   */
+  error?: unknown;
 }
 
 /**
@@ -82,6 +89,9 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   }
   // Files of the last step and of the result: their rows are written when the job finishes.
   const lastFiles: MediaRecord[] = [];
+  // The checkpoint as last recorded in the database (before the attempt, or by a step's write):
+  // what a failure for a full disk goes back to (storageFullFailure).
+  let recorded = snapshotOf(cp);
   const attemptStart = deps.clock.now();
   const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'> & { status: 'completed' | 'failed' }) => {
     // The database unreachable (a PostgreSQL restart): the finish is tried again while the lease
@@ -158,6 +168,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
             }),
           );
           if (!ok) throw new LeaseLostError(job.id);
+          recorded = snapshotOf(cp);
         },
       }),
     );
@@ -189,7 +200,15 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     if (signal.aborted && !isDeadline(signal.reason)) return { status: 'lost' };
     // A local engine's program stopped with the whole service (a signal to its process group).
     if (err instanceof WorkerShutdown) return { status: 'lost' };
-    const failure = signal.aborted ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.') : err instanceof ProviderError ? err : undefined;
+    const full = signal.aborted || err instanceof ProviderError ? undefined : fullStorageOf(err);
+    if (full) await storageFullFailure(deps, job, cp, recorded, lastFiles, full, err);
+    const failure = signal.aborted
+      ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.')
+      : err instanceof ProviderError
+        ? err
+        : full
+          ? new ProviderError('STORAGE_FULL', `The server's ${full === 'files' ? 'media' : 'database'} storage is full: the job's files or result could not be stored.`)
+          : undefined;
     if (!failure) deps.log.error({ err, jobId: job.id }, 'job execution failed unexpectedly');
     if (failure?.code === 'PROVIDER_AUTH' && funding === 'provider_key' && route) {
       const now = deps.clock.now();
@@ -197,14 +216,56 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
         deps.log.error({ err: e, jobId: job.id }, 'could not record the provider key notification'),
       );
     }
-    const row = await finish({
-      status: 'failed',
-      consumedMillicents: cp.attemptCost + (failure?.consumedMillicents ?? 0),
-      errorCode: failure?.code ?? 'INTERNAL_ERROR',
-      checkpoint: cp,
-    });
+    let row: JobRow | undefined;
+    try {
+      row = await finish({
+        status: 'failed',
+        consumedMillicents: cp.attemptCost + (failure?.consumedMillicents ?? 0),
+        errorCode: failure?.code ?? 'INTERNAL_ERROR',
+        checkpoint: cp,
+      });
+    } catch (finishErr) {
+      // The database itself full (SQLITE_FULL, disk_full): the failure cannot be recorded either.
+      // Its transaction was rolled back whole, so this attempt changed nothing; the files it wrote
+      // for the finish are removed and the job is left to lease recovery, which runs it again
+      // (once there is space) with its hold still open.
+      if (!fullStorageOf(finishErr)) throw finishErr;
+      deps.log.error({ err: { message: (finishErr as Error).message, code: (finishErr as { code?: unknown }).code }, jobId: job.id }, 'storage full; the job could not be finished and is left to lease recovery');
+      await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
+      return { status: 'lost', error: finishErr };
+    }
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
+}
+
+/** The parts of a checkpoint a failure for a full disk restores (storageFullFailure). */
+interface RecordedCheckpoint {
+  stepsDone: number;
+  attemptCost: number;
+  files: number;
+  state: Record<string, unknown>;
+}
+
+function snapshotOf(cp: Checkpoint): RecordedCheckpoint {
+  return { stepsDone: cp.stepsDone, attemptCost: cp.attemptCost, files: cp.files.length, state: cp.state };
+}
+
+/**
+ * A job whose files or result could not be stored because the server's storage is full fails with
+ * STORAGE_FULL, and nothing of what could not be recorded stays: the blobs written for the finish
+ * (the last step's and the result's files, whose rows the finish would have written) are removed,
+ * and the checkpoint goes back to the one last recorded, so the unrecorded last step is neither
+ * charged nor counted as done (a retry runs it again). Steps recorded before keep their files
+ * (media items of their own) and their cost, as for any failure.
+ */
+async function storageFullFailure(deps: Deps, job: JobRow, cp: Checkpoint, recorded: RecordedCheckpoint, lastFiles: MediaRecord[], full: 'files' | 'database', err: unknown): Promise<void> {
+  deps.log.error({ err: { message: (err as Error).message, code: (err as { code?: unknown }).code }, storage: full, jobId: job.id }, 'storage full; the job fails with STORAGE_FULL');
+  await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
+  lastFiles.length = 0;
+  cp.stepsDone = recorded.stepsDone;
+  cp.attemptCost = recorded.attemptCost;
+  cp.files.length = recorded.files;
+  cp.state = recorded.state;
 }
 
 /**
@@ -233,7 +294,7 @@ async function providerCall<T>(deps: Deps, route: OperationRoute, signal: AbortS
   } catch (err) {
     if (signal.aborted && isDeadline(signal.reason)) observe('PROVIDER_TIMEOUT');
     else if (err instanceof ProviderError) observe(err.code);
-    else if (!(err instanceof LeaseLostError) && !signal.aborted) observe('INTERNAL_ERROR');
+    else if (!(err instanceof LeaseLostError) && !signal.aborted) observe(fullStorageOf(err) ? 'STORAGE_FULL' : 'INTERNAL_ERROR');
     throw err;
   }
 }

@@ -33,6 +33,7 @@ const JOB_FAILURES: Record<string, [NextAction, string]> = {
   SCAN_TARGET_TIMEOUT: ['retry', 'The site did not answer in time. Retry the job later.'],
   SCAN_TARGET_BLOCKED: ['change_input', 'The site resolves to an address that is not allowed. Use a public HTTPS site.'],
   SCAN_RESPONSE_TOO_LARGE: ['change_input', 'The site answered with more than a scan reads.'],
+  STORAGE_FULL: ['ask_operator', `The service’s storage was full, so the job’s files or result could not be stored (the part not stored is not charged). Ask the operator to free space, then: ${RETRY_JOB}`],
 };
 
 const REFUSALS: Record<string, [NextAction, string]> = {
@@ -50,6 +51,7 @@ const REFUSALS: Record<string, [NextAction, string]> = {
   IDEMPOTENCY_CONFLICT: ['use_new_idempotency_key', 'This idempotencyKey was used for a different request. Use a new key for a new request.'],
   IDEMPOTENCY_IN_PROGRESS: ['wait_and_retry', 'The first call with this idempotencyKey is still running. Call again with the same key in a moment (or look it up with service_runs_lookup).'],
   JOB_NOT_RETRYABLE: ['none', 'Only failed queued jobs can be retried.'],
+  STORAGE_FULL: ['ask_operator', 'The service’s storage is full and nothing was stored. Ask the operator to free space, then call again (with the same idempotencyKey for a run).'],
   PERSONAL_PROVIDER_KEY: ['none', 'Jobs funded by the workspace’s own provider key cannot be retried publicly; run the operation again instead.'],
 };
 

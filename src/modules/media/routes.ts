@@ -62,6 +62,7 @@ export async function mediaRoutes(app: FastifyInstance, deps: Deps): Promise<voi
             'UNSUPPORTED_MEDIA (details.reason: EMPTY, TYPE_NOT_ALLOWED, TYPE_MISMATCH, SVG_NOT_ALLOWED, EXECUTABLE, MALFORMED, TRAILING_DATA, EMBEDDED_MARKUP, PIXEL_LIMIT) or INVALID_REQUEST (not exactly one file part named file).',
           ),
           413: errorResponse('PAYLOAD_TOO_LARGE (over the plan\'s largest upload) or STORAGE_QUOTA_EXCEEDED.'),
+          507: errorResponse('STORAGE_FULL: the server\'s storage is full (details.storage: files or database); nothing was stored. Retry once the operator has freed space.'),
         },
       },
       config: { meta: { code: 'PUBLIC_MEDIA_UPLOAD', message: 'Media uploaded.', auth: 'key', scope: 'media:write', points: 10 } },

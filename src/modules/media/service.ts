@@ -57,7 +57,7 @@ function quotaExceeded(quotaBytes: number, usedBytes: number, sizeBytes: number)
  * fails. `quotaBytes` (uploads only) is checked again inside the transaction under the lock.
  */
 async function commitMedia(deps: Deps, record: MediaRecord, writeBlob: () => Promise<void>, eventData: Record<string, unknown>, quotaBytes?: number): Promise<void> {
-  await writeBlob();
+  await writeOrRemove(deps, record.storageKey, writeBlob);
   try {
     await inTransaction(deps, async (trx) => {
       if (quotaBytes !== undefined) {
@@ -72,6 +72,20 @@ async function commitMedia(deps: Deps, record: MediaRecord, writeBlob: () => Pro
     });
   } catch (err) {
     await deps.blobs.delete(record.storageKey).catch((e: unknown) => deps.log.error({ err: e, storageKey: record.storageKey }, 'could not remove the blob of a failed media insert'));
+    throw err;
+  }
+}
+
+/**
+ * Runs a blob write; if it fails (a full disk: ENOSPC in the middle of it), whatever it may have
+ * put in place under the key is removed before the failure is passed on, so no blob without its
+ * row remains. (Temporary files of the write are removed by the store itself.)
+ */
+async function writeOrRemove(deps: Deps, storageKey: string, write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    await deps.blobs.delete(storageKey).catch((e: unknown) => deps.log.error({ err: e, storageKey }, 'could not remove the blob of a failed write'));
     throw err;
   }
 }
@@ -143,7 +157,7 @@ export async function writeGeneratedMedia(deps: Deps, input: GeneratedMedia): Pr
     storageKey: storageKeyFor(input.workspaceId, id),
     jobId: input.jobId,
   };
-  await deps.blobs.putBytes(record.storageKey, input.bytes, { mimeType, sizeBytes: record.sizeBytes, sha256: record.sha256 });
+  await writeOrRemove(deps, record.storageKey, () => deps.blobs.putBytes(record.storageKey, input.bytes, { mimeType, sizeBytes: record.sizeBytes, sha256: record.sha256 }));
   return record;
 }
 

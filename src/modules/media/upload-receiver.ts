@@ -35,7 +35,10 @@ function onePart(message: string): AppError {
   return new AppError('INVALID_REQUEST', { message, details: { expected: 'multipart/form-data with exactly one file part named "file"' } });
 }
 
-/** Multipart parser failures as our error model; disk and other internal errors pass through. */
+/**
+ * Multipart parser failures as our error model; disk and other internal errors pass through (a
+ * full disk, ENOSPC or EDQUOT, is answered 507 STORAGE_FULL by the error handler).
+ */
 function mapError(err: unknown, maxBytes: number): unknown {
   if (isAppError(err)) return err;
   const e = err as { code?: string; syscall?: string };

@@ -273,6 +273,10 @@ async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.Idem
   } finally {
     deadline.clear();
   }
+  // The database full: neither the result nor the failure could be recorded. The caller is
+  // answered 507; the job, still processing, is failed WORKER_LOST by lease recovery like a
+  // synchronous run whose process died, and its key stays claimed until the claim expires.
+  if (outcome.status === 'lost' && outcome.error !== undefined) throw outcome.error;
   if (outcome.status === 'lost' || body === undefined) {
     // Another actor finished the job first (a recovery after a lost lease): answer what it recorded.
     const row = outcome.row ?? (await jobs.findJobById(deps.db, job.id))!;
