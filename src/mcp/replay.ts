@@ -11,7 +11,7 @@ export interface ReplayRequest {
   method: 'GET' | 'POST';
   url: string;
   workspaceId: string;
-  query?: Record<string, string>;
+  query?: Record<string, string | string[]>;
   headers?: Record<string, string>;
   payload?: string | Buffer;
 }
