@@ -10,6 +10,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly requestId?: string,
+    /** The refusal's `details` (INVALID_INPUT lists JSON pointers and messages). */
+    readonly details?: unknown,
   ) {
     super(message);
   }
@@ -27,15 +29,18 @@ interface Envelope<T> {
   message: string;
   data?: T;
   requestId?: string;
+  details?: unknown;
 }
 
-async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+/** A call to /console/api; a FormData body is sent as multipart/form-data (uploads), anything else as JSON. */
+export async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders, accept: 'application/json' };
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['content-type'] = 'application/json';
   if (method === 'POST' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch(`/console/api${path}`, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    res = await fetch(`/console/api${path}`, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: form ? body : JSON.stringify(body) } : {}) });
   } catch {
     throw new ApiError(0, 'NETWORK_ERROR', 'The service could not be reached; check your connection and try again.');
   }
@@ -45,7 +50,7 @@ async function request<T>(method: 'GET' | 'POST', path: string, body?: unknown):
   } catch {
     throw new ApiError(res.status, 'INVALID_RESPONSE', `The service answered ${res.status} without a readable body.`);
   }
-  if (!res.ok || !parsed.success) throw new ApiError(res.status, parsed.code, parsed.message, parsed.requestId);
+  if (!res.ok || !parsed.success) throw new ApiError(res.status, parsed.code, parsed.message, parsed.requestId, parsed.details);
   return parsed.data as T;
 }
 

@@ -7,9 +7,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, setCsrfToken, type Me } from './api.js';
 import { ErrorNotice } from './components.js';
 import { html } from './html.js';
+import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
+import { MediaPage } from './pages/media.js';
 import { NOT_YET_PAGES, NotYetPage } from './pages/not-yet.js';
+import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
+import { WebhooksPage } from './pages/webhooks.js';
 import { WorkspacesPage } from './pages/workspaces.js';
 
 const NAV = [
@@ -108,8 +112,12 @@ function App() {
       <${ErrorNotice} error=${error} />
       ${page === '' ? html`<${WorkspacesPage} me=${me} />` : null}
       ${page === 'keys' ? html`<${KeysPage} me=${me} workspace=${workspace} />` : null}
+      ${page === 'run' ? html`<${RunPage} key=${workspace?.id} workspace=${workspace} />` : null}
+      ${page === 'jobs' ? html`<${JobsPage} key=${workspace?.id} me=${me} workspace=${workspace} />` : null}
+      ${page === 'media' ? html`<${MediaPage} workspace=${workspace} />` : null}
+      ${page === 'webhooks' ? html`<${WebhooksPage} workspace=${workspace} />` : null}
       ${(NOT_YET_PAGES as string[]).includes(page) ? html`<${NotYetPage} page=${page} />` : null}
-      ${page !== '' && page !== 'keys' && !(NOT_YET_PAGES as string[]).includes(page) ? html`<h1>Not found</h1><p>No console page at this address.</p>` : null}
+      ${page !== '' && page !== 'keys' && page !== 'run' && page !== 'jobs' && page !== 'media' && page !== 'webhooks' && !(NOT_YET_PAGES as string[]).includes(page) ? html`<h1>Not found</h1><p>No console page at this address.</p>` : null}
     </main>`;
 }
 

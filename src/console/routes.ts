@@ -15,7 +15,11 @@ import { enforceLimit, SIGN_IN_LIMIT } from './rate-limit.js';
 import * as C from './schemas.js';
 import { createWorkspaceKey, listUserWorkspaces, listWorkspaceKeys, revokeWorkspaceKey, rollWorkspaceKey, updateWorkspaceKey, type ConsoleWorkspace } from './service.js';
 import { csrfTokenOf, signIn, signOut, type ConsoleSession } from './sessions.js';
-import { consoleStaticRoutes } from './static.js';
+import { consoleCsp, consoleStaticRoutes } from './static.js';
+import { consoleMediaRoutes, signedMediaOrigins } from './routes-media.js';
+import { consoleWebhookRoutes } from './routes-webhooks.js';
+import { registerJobRoutes } from './routes-jobs.js';
+import { registerRunRoutes } from './routes-runs.js';
 import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { OPERATION_IDS } from '../operations/ids.js';
 
@@ -106,10 +110,16 @@ async function consoleApi(app: FastifyInstance, deps: Deps): Promise<void> {
     const { key, secret } = await rollWorkspaceKey(deps, session(r).user.id, r.params.workspaceId, r.params.keyId, r.body.overlapSeconds);
     return { key: P.presentKey(key), secret };
   });
+
+  await consoleMediaRoutes(app, deps);
+  await consoleWebhookRoutes(app, deps);
+  registerRunRoutes(app, deps);
+  registerJobRoutes(app, deps);
 }
 
 /** The console: its API, and its built pages under /console. */
 export async function consoleRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   await app.register(async (instance) => consoleApi(instance, deps));
-  await app.register(async (instance) => consoleStaticRoutes(instance));
+  const csp = consoleCsp(await signedMediaOrigins(deps));
+  await app.register(async (instance) => consoleStaticRoutes(instance, undefined, csp));
 }

@@ -77,7 +77,7 @@ export async function createWorkspaceKey(deps: Deps, userId: string, workspaceId
  * A key of this workspace that the user may change: it must include the workspace (else 404), and
  * the user must manage every workspace it includes, since revoking or rolling it affects them all.
  */
-async function changeableKey(deps: Deps, userId: string, workspaceId: string, keyId: string): Promise<ApiKey> {
+export async function changeableKey(deps: Deps, userId: string, workspaceId: string, keyId: string): Promise<ApiKey> {
   await managedWorkspace(deps, userId, workspaceId);
   const key = await keyStore.findKey(deps.db, keyId);
   if (!key || !key.workspaceIds.includes(workspaceId)) throw new AppError('NOT_FOUND', { message: 'No such key in this workspace.' });

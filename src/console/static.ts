@@ -17,17 +17,30 @@ import { AppError } from '../http/errors.js';
 /** The build output, the same from src/console (tests) and dist/console (the built server). */
 export const CONSOLE_BUILD_DIR = fileURLToPath(new URL('../../dist/console-ui/', import.meta.url));
 
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The pages' Content-Security-Policy. `mediaOrigins`: where signed media URLs point when that is
+ * not the service itself (the S3 bucket's origin), for the Media page's image, audio and video
+ * previews; nothing else may come from there.
+ */
+export function consoleCsp(mediaOrigins: readonly string[] = []): string {
+  const extra = mediaOrigins.map((o) => ` ${o}`).join('');
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data:${extra}`,
+    // Audio and video previews of workspace media (signed URLs: same origin, or the bucket's).
+    `media-src 'self'${extra}`,
+    "connect-src 'self'",
+    "font-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The policy with the local media store (signed URLs on the service's own origin). */
+export const CONSOLE_CSP = consoleCsp();
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -59,15 +72,15 @@ function readBuild(dir: string): Map<string, BuiltFile> | undefined {
   return files;
 }
 
-function securityHeaders(reply: FastifyReply): FastifyReply {
+function securityHeaders(reply: FastifyReply, csp: string): FastifyReply {
   return reply
-    .header('Content-Security-Policy', CONSOLE_CSP)
+    .header('Content-Security-Policy', csp)
     .header('X-Content-Type-Options', 'nosniff')
     .header('Referrer-Policy', 'no-referrer')
     .header('X-Frame-Options', 'DENY');
 }
 
-export async function consoleStaticRoutes(app: FastifyInstance, buildDir = CONSOLE_BUILD_DIR): Promise<void> {
+export async function consoleStaticRoutes(app: FastifyInstance, buildDir = CONSOLE_BUILD_DIR, csp = CONSOLE_CSP): Promise<void> {
   let files: Map<string, BuiltFile> | undefined;
   const meta = { code: 'CONSOLE_PAGE', message: 'Console page.', auth: 'none' as const };
 
@@ -78,7 +91,7 @@ export async function consoleStaticRoutes(app: FastifyInstance, buildDir = CONSO
     const index = files.get('index.html')!;
     const found = file ?? index;
     const immutable = file !== undefined && path.startsWith('assets/');
-    return securityHeaders(reply)
+    return securityHeaders(reply, csp)
       .header('Content-Type', found.type)
       .header('Cache-Control', immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
       .send(found.body);

@@ -1,6 +1,8 @@
 /**
  * Property tests of the console API's inputs (issue 35), like the public API's *-fuzz tests:
- * random key bodies (create and update), roll bodies, path ids, sign-in bodies and cookies. Oracles from the contract:
+ * random key bodies (create and update), roll bodies, path ids, sign-in bodies and cookies, domain
+ * and webhook bodies, webhook, delivery and media ids, and uploads (answered exactly as the public
+ * upload answers the same bytes). Oracles from the contract:
  *   - never a 5xx; every answer is the envelope, an error's code is registered with its status;
  *   - a body that breaks the schema is 400 INVALID_REQUEST; a valid one to a workspace the user has
  *     no part in (another user's, or none) is 404 and changes nothing there; to the user's own it
@@ -18,6 +20,12 @@ import { check } from '../support/fast-check.js';
 import { call, describeEachDatabase } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { consoleCall, postSignIn, signInAs } from '../support/console.js';
+import { EVENT_TYPES } from '../../src/modules/events/store.js';
+import { normaliseHostname } from '../../src/modules/domains/service.js';
+import { multipartBuffer } from '../support/media.js';
+import { contentArb, declaredArb } from '../support/media-upload-arbitraries.js';
+import { seedWebhook, uniqueHost, verifyHost } from '../support/webhook-hosts.js';
+import { emit, onlyDelivery } from '../support/webhooks.js';
 
 const RUNS = Number(process.env.CONSOLE_FUZZ_RUNS ?? 50);
 
@@ -110,7 +118,7 @@ describeEachDatabase('console API fuzz', (get) => {
     const login = await signInAs(ctx, mine.user.id);
     const bodyArb = fc.oneof(
       fc.integer({ min: 0, max: 3600 }).map((overlapSeconds) => ({ body: { overlapSeconds } as unknown, valid: true })),
-      fc.oneof(wrongType, fc.record({ overlapSeconds: fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 30 * 24 * 3600 + 1 }), fc.double({ noDefaultInfinity: true, noNaN: true }).filter((d) => !Number.isInteger(d)), wrongType) }), fc.constant({})).map((body) => ({ body, valid: false })),
+      fc.oneof(wrongType, fc.record({ overlapSeconds: fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: 30 * 24 * 3600 + 1 }), fc.double({ noDefaultInfinity: true, noNaN: true }).filter((d) => !Number.isInteger(d)), wrongType.filter((v) => !Number.isInteger(v))) }), fc.constant({})).map((body) => ({ body, valid: false })),
     );
     const keyArb = fc.constantFrom('mine', 'theirs', 'unknown', 'malformed');
     await check(
@@ -156,6 +164,153 @@ describeEachDatabase('console API fuzz', (get) => {
     );
     const theirKey = await call(ctx, 'GET', '/v1/workspaces', { secret: theirs.secret, workspaceId: theirs.workspace.id });
     assert.equal(theirKey.statusCode, 200, 'their key was never changed');
+  });
+
+  test('random domain and webhook bodies to own, foreign and unknown workspaces', async () => {
+    const ctx = get();
+    const mine = await seedTenant(ctx.deps);
+    const theirs = await seedTenant(ctx.deps);
+    await ctx.deps.db.updateTable('workspaces').set({ name: 'Their secret workspace' }).where('id', '=', theirs.workspace.id).execute();
+    const myHost = await verifyHost(ctx, mine.workspace.id);
+    const their = await seedWebhook(ctx, theirs.workspace.id);
+    const theirHost = new URL(their.webhook.url).hostname;
+    const login = await signInAs(ctx, mine.user.id);
+    const foreign = ['Their secret workspace', their.webhook.id, theirHost];
+    const targets = { own: mine.workspace.id, foreign: theirs.workspace.id, unknown: '0190a000-0000-7000-8000-00000000abcd', malformed: 'ws-1' } as const;
+    type Url = { url: unknown; expect: 'ok' | 'DOMAIN_NOT_VERIFIED' | 'NOT_HTTPS' | 'rejected' | 'schema' };
+    const urlArb: fc.Arbitrary<Url> = fc.oneof(
+      fc.stringMatching(/^\/[a-z0-9/_-]{0,20}$/).map((path): Url => ({ url: `https://${myHost}${path}`, expect: 'ok' })),
+      fc.constantFrom<Url>({ url: `https://${theirHost}/x`, expect: 'DOMAIN_NOT_VERIFIED' }, { url: `https://${uniqueHost()}/x`, expect: 'DOMAIN_NOT_VERIFIED' }, { url: `http://${myHost}/x`, expect: 'NOT_HTTPS' }),
+      fc.string({ minLength: 1, maxLength: 40 }).map((url): Url => ({ url, expect: 'rejected' })),
+      fc.oneof(wrongType, fc.constant('')).map((url): Url => ({ url, expect: 'schema' })),
+    );
+    const eventTypesArb = fc.oneof(
+      { weight: 4, arbitrary: fc.uniqueArray(fc.constantFrom(...EVENT_TYPES), { minLength: 1, maxLength: 4 }).map((v) => ({ v: v as unknown, valid: true })) },
+      { weight: 1, arbitrary: fc.oneof(wrongType, fc.constant([]), fc.constant(['job.nope']), fc.constant(['job.completed', 'job.completed'])).map((v) => ({ v, valid: false })) },
+    );
+    const hostnameArb = fc.oneof(
+      fc.stringMatching(/^[a-z0-9]{1,12}\.example$/).map((h) => ({ v: h as unknown, schema: true })),
+      fc.string({ minLength: 1, maxLength: 60 }).map((h) => ({ v: h as unknown, schema: true })),
+      fc.oneof(wrongType, fc.constant(''), fc.constant('x'.repeat(254))).map((h) => ({ v: h, schema: false })),
+    );
+    const caseArb = fc.oneof(
+      fc.record({ kind: fc.constant('webhook' as const), url: urlArb, eventTypes: eventTypesArb, enabled: maybe(fc.oneof(fc.boolean(), wrongType)), extra: fc.boolean() }),
+      fc.record({ kind: fc.constant('domain' as const), hostname: hostnameArb, extra: fc.boolean() }),
+    );
+    await check(
+      fc.asyncProperty(caseArb, fc.constantFrom(...(Object.keys(targets) as (keyof typeof targets)[])), async (c, target) => {
+        let body: Record<string, unknown>;
+        let schemaValid: boolean;
+        if (c.kind === 'webhook') {
+          body = { url: c.url.url, eventTypes: c.eventTypes.v, ...(c.enabled === ABSENT ? {} : { enabled: c.enabled }), ...(c.extra ? { secret: 'whsec_x' } : {}) };
+          schemaValid = c.url.expect !== 'schema' && c.eventTypes.valid && (c.enabled === ABSENT || typeof c.enabled === 'boolean') && !c.extra;
+        } else {
+          body = { hostname: c.hostname.v, ...(c.extra ? { workspaceId: mine.workspace.id } : {}) };
+          schemaValid = c.hostname.schema && !c.extra;
+        }
+        const res = await consoleCall(ctx, login, 'POST', `/console/api/workspaces/${targets[target]}/${c.kind === 'webhook' ? 'webhooks' : 'domains'}`, { body });
+        assert.ok(res.statusCode < 500, res.body);
+        assertNoForeignData(foreign, JSON.stringify(body), res.body, c.kind);
+        if (target === 'malformed' || !schemaValid) return void assert.equal(assertEnvelope(res).code, 'INVALID_REQUEST', `${JSON.stringify(body)}: ${res.body}`);
+        if (target !== 'own') return void assert.equal(assertEnvelope(res).code, 'NOT_FOUND', res.body);
+        if (c.kind === 'domain') {
+          let hostname: string | undefined;
+          try {
+            hostname = normaliseHostname(c.hostname.v as string);
+          } catch {
+            hostname = undefined;
+          }
+          if (hostname === undefined) return void assert.equal(assertEnvelope(res).code, 'INVALID_REQUEST', res.body);
+          assert.equal(res.statusCode, 200, res.body);
+          return void assert.equal(res.json().data.domain.hostname, hostname);
+        }
+        if (c.url.expect === 'ok') {
+          assert.equal(res.statusCode, 200, `${JSON.stringify(body)}: ${res.body}`);
+          const revoked = await consoleCall(ctx, login, 'POST', `/console/api/workspaces/${mine.workspace.id}/webhooks/${res.json().data.webhook.id}/revoke`);
+          return void assert.equal(revoked.statusCode, 200, revoked.body);
+        }
+        const refused = assertEnvelope(res);
+        assert.equal(refused.code, 'WEBHOOK_URL_REJECTED', `${JSON.stringify(body)}: ${res.body}`);
+        if (c.url.expect !== 'rejected') assert.equal(refused.details.reason, c.url.expect);
+      }),
+      RUNS,
+    );
+    const theirRow = await ctx.deps.db.selectFrom('webhooks').select(['revoked_at_ms']).where('workspace_id', '=', theirs.workspace.id).execute();
+    assert.deepEqual(theirRow, [{ revoked_at_ms: null }], 'their webhook is untouched');
+  });
+
+  test('random webhook, delivery and media ids on every path', async () => {
+    const ctx = get();
+    const mine = await seedTenant(ctx.deps);
+    const theirs = await seedTenant(ctx.deps);
+    const login = await signInAs(ctx, mine.user.id);
+    const hooks = { mine: (await seedWebhook(ctx, mine.workspace.id)).webhook.id, theirs: (await seedWebhook(ctx, theirs.workspace.id)).webhook.id };
+    await emit(ctx, mine.workspace.id);
+    await emit(ctx, theirs.workspace.id);
+    const deliveries = { mine: (await onlyDelivery(ctx, hooks.mine)).id, theirs: (await onlyDelivery(ctx, hooks.theirs)).id };
+    const upload = async (t: typeof mine) => {
+      const form = multipartBuffer(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'));
+      const res = await call(ctx, 'POST', '/v1/media/upload', { secret: t.secret, workspaceId: t.workspace.id, body: form.body, headers: { 'content-type': form.contentType } });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data.id as string;
+    };
+    const media = { mine: await upload(mine), theirs: await upload(theirs) };
+    const theirRows = async () => ctx.deps.db.selectFrom('webhooks').selectAll().where('workspace_id', '=', theirs.workspace.id).execute();
+    const before = await theirRows();
+    const idArb = fc.constantFrom('mine', 'theirs', 'unknown', 'malformed');
+    const pick = (ids: { mine: string; theirs: string }, which: string) => ({ ...ids, unknown: '0190a000-0000-7000-8000-00000000abcd', malformed: '0190a000-0000-7000-8000' })[which as 'mine']!;
+    const paths = ['rotate', 'deliveries', 'replay', 'download'] as const;
+    await check(
+      fc.asyncProperty(fc.constantFrom(...paths), fc.constantFrom('mine', 'theirs', 'unknown', 'malformed'), idArb, idArb, async (path, ws, first, second) => {
+        const workspaceId = pick({ mine: mine.workspace.id, theirs: theirs.workspace.id }, ws);
+        const base = `/console/api/workspaces/${workspaceId}`;
+        const [method, url, ids] = {
+          rotate: ['POST', `${base}/webhooks/${pick(hooks, first)}/rotate`, [first]],
+          deliveries: ['GET', `${base}/webhooks/${pick(hooks, first)}/deliveries`, [first]],
+          replay: ['POST', `${base}/webhooks/${pick(hooks, first)}/deliveries/${pick(deliveries, second)}/replay`, [first, second]],
+          download: ['GET', `${base}/media/${pick(media, first)}/download`, [first]],
+        }[path] as ['GET' | 'POST', string, string[]];
+        const res = await consoleCall(ctx, login, method, url);
+        assert.ok(res.statusCode < 500, res.body);
+        assertNoForeignData([hooks.theirs, deliveries.theirs, media.theirs], url, res.body, path);
+        if (ws === 'malformed' || ids.includes('malformed')) return void assert.equal(assertEnvelope(res).code, 'INVALID_REQUEST', `${url}: ${res.body}`);
+        if (ws !== 'mine' || ids.some((i) => i !== 'mine')) return void assert.equal(assertEnvelope(res).code, 'NOT_FOUND', `${url}: ${res.body}`);
+        // A pending delivery is not replayable; everything else of one's own succeeds.
+        if (path === 'replay') return void assert.equal(assertEnvelope(res).code, 'DELIVERY_NOT_FAILED', res.body);
+        assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      }),
+      RUNS,
+    );
+    assert.deepEqual(await theirRows(), before, 'their webhook was never rotated');
+    assert.equal((await onlyDelivery(ctx, hooks.theirs)).replay_count, 0);
+  });
+
+  test('random uploads: the console answers exactly as the public upload does; never into a foreign workspace', async () => {
+    const ctx = get();
+    const mine = await seedTenant(ctx.deps);
+    const theirs = await seedTenant(ctx.deps);
+    const login = await signInAs(ctx, mine.user.id);
+    const countTheirs = async () => (await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', theirs.workspace.id).execute()).length;
+    const uploadArb = contentArb.chain((content) => declaredArb(content).map((declared) => ({ content, declared: declared ?? 'application/octet-stream' })));
+    await check(
+      fc.asyncProperty(uploadArb, fc.constantFrom('own', 'foreign'), fc.stringMatching(/^[A-Za-z0-9._-]{1,16}$/), async ({ content, declared }, target, filename) => {
+        const form = multipartBuffer(content.bytes, declared, filename);
+        const workspaceId = target === 'own' ? mine.workspace.id : theirs.workspace.id;
+        const res = await consoleCall(ctx, login, 'POST', `/console/api/workspaces/${workspaceId}/media/upload`, { body: form.body, headers: { 'content-type': form.contentType } });
+        assert.ok(res.statusCode < 500, res.body);
+        if (target === 'foreign') return void assert.equal(assertEnvelope(res).code, 'NOT_FOUND', res.body);
+        const api = await call(ctx, 'POST', '/v1/media/upload', { secret: mine.secret, workspaceId, body: form.body, headers: { 'content-type': form.contentType } });
+        assert.equal(res.statusCode, api.statusCode, `${content.kind} as ${declared}: console ${res.body}, API ${api.body}`);
+        if (api.statusCode !== 200) {
+          const [a, b] = [assertEnvelope(res), assertEnvelope(api)];
+          return void assert.deepEqual([a.code, a.message, a.details], [b.code, b.message, b.details]);
+        }
+        const [a, b] = [res.json().data.media, api.json().data];
+        assert.deepEqual([a.name, a.mimeType, a.sizeBytes, a.sha256], [b.name, b.mimeType, b.sizeBytes, b.sha256]);
+      }),
+      RUNS,
+    );
+    assert.equal(await countTheirs(), 0, 'nothing reached their workspace');
   });
 
   test('random sign-in bodies and cookies never sign anybody in', async () => {

@@ -1,17 +1,31 @@
 /**
  * A workspace's API keys: the list (metadata only), "Create key" with everything a creator may
- * choose, the secret shown once with a copy button, and "Revoke". Owners and admins only; a member
- * sees why the controls are absent.
+ * choose, the secret shown once with a copy button, "Edit" (scopes, operations, transports,
+ * expiry, IP ranges, budgets), "Roll" (a new secret, shown once; the old one keeps working for the
+ * overlap chosen) and "Revoke". Owners and admins only; a member sees why the controls are absent.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiKey, type CreateKeyBody, type Me, type Workspace } from '../api.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, request, type ApiKey, type Ceilings, type CreateKeyBody, type Me, type Workspace } from '../api.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
+
+const keyUrl = (workspaceId: string, keyId: string) => `/workspaces/${encodeURIComponent(workspaceId)}/keys/${encodeURIComponent(keyId)}`;
+
+/** The console's key change and roll (the admin API's bodies and services). */
+const keyChanges = {
+  update: (workspaceId: string, keyId: string, body: Partial<Omit<CreateKeyBody, 'budgets'>> & { budgets?: { [K in keyof Ceilings]?: number | null } }) =>
+    request<{ key: ApiKey }>('POST', `${keyUrl(workspaceId, keyId)}/update`, body),
+  roll: (workspaceId: string, keyId: string, overlapSeconds: number) => request<{ key: ApiKey; secret: string }>('POST', `${keyUrl(workspaceId, keyId)}/roll`, { overlapSeconds }),
+};
+
+/** The longest overlap a roll gives the replaced secret (30 days, as the service allows). */
+const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
 
 export function KeysPage({ me, workspace }: { me: Me; workspace: Workspace | undefined }) {
   const [keys, setKeys] = useState<ApiKey[] | undefined>();
   const [error, setError] = useState<unknown>();
-  const [created, setCreated] = useState<{ key: ApiKey; secret: string } | undefined>();
+  const [created, setCreated] = useState<{ key: ApiKey; secret: string; rolled?: boolean } | undefined>();
+  const [changing, setChanging] = useState<{ mode: 'edit' | 'roll'; key: ApiKey } | undefined>();
 
   async function load(id: string) {
     setError(undefined);
@@ -24,6 +38,7 @@ export function KeysPage({ me, workspace }: { me: Me; workspace: Workspace | und
   }
   useEffect(() => {
     setCreated(undefined);
+    setChanging(undefined);
     setKeys(undefined);
     if (workspace?.canManageKeys) void load(workspace.id);
   }, [workspace?.id]);
@@ -39,6 +54,7 @@ export function KeysPage({ me, workspace }: { me: Me; workspace: Workspace | und
     try {
       await api.revokeKey(workspace!.id, key.id);
       if (created?.key.id === key.id) setCreated(undefined);
+      if (changing?.key.id === key.id) setChanging(undefined);
       await load(workspace!.id);
     } catch (err) {
       setError(err);
@@ -46,10 +62,28 @@ export function KeysPage({ me, workspace }: { me: Me; workspace: Workspace | und
   }
 
   return html`<${PageHeading}>Keys<//>
-    <p>API keys of <strong>${workspace.name}</strong>. A key's secret is shown once, when it is created.</p>
+    <p>API keys of <strong>${workspace.name}</strong>. A key's secret is shown once, when it is created or rolled.</p>
     ${created ? html`<${SecretOnce} created=${created} onDone=${() => setCreated(undefined)} />` : null}
     <${ErrorNotice} error=${error} />
-    <${KeyTable} keys=${keys} onRevoke=${revoke} />
+    <${KeyTable} keys=${keys} onRevoke=${revoke} onChange=${(mode: 'edit' | 'roll', key: ApiKey) => {
+      setCreated(undefined);
+      setChanging({ mode, key });
+    }} />
+    ${changing?.mode === 'roll'
+      ? html`<${RollKeyForm} key=${`roll-${changing.key.id}`} apiKey=${changing.key} onCancel=${() => setChanging(undefined)} onRoll=${async (overlapSeconds: number) => {
+          const result = await keyChanges.roll(workspace.id, changing.key.id, overlapSeconds);
+          setChanging(undefined);
+          setCreated({ ...result, rolled: true });
+          await load(workspace.id);
+        }} />`
+      : null}
+    ${changing?.mode === 'edit'
+      ? html`<${EditKeyForm} key=${`edit-${changing.key.id}`} me=${me} apiKey=${changing.key} onCancel=${() => setChanging(undefined)} onSave=${async (body: Parameters<typeof keyChanges.update>[2]) => {
+          await keyChanges.update(workspace.id, changing.key.id, body);
+          setChanging(undefined);
+          await load(workspace.id);
+        }} />`
+      : null}
     <${CreateKeyForm}
       me=${me}
       onCreate=${async (body: CreateKeyBody) => {
@@ -60,7 +94,7 @@ export function KeysPage({ me, workspace }: { me: Me; workspace: Workspace | und
     />`;
 }
 
-function KeyTable({ keys, onRevoke }: { keys: ApiKey[] | undefined; onRevoke: (k: ApiKey) => void }) {
+function KeyTable({ keys, onRevoke, onChange }: { keys: ApiKey[] | undefined; onRevoke: (k: ApiKey) => void; onChange: (mode: 'edit' | 'roll', k: ApiKey) => void }) {
   if (!keys) return html`<p aria-live="polite">Loading keys…</p>`;
   if (keys.length === 0) return html`<p>No keys yet.</p>`;
   return html`<table>
@@ -76,14 +110,18 @@ function KeyTable({ keys, onRevoke }: { keys: ApiKey[] | undefined; onRevoke: (k
           <td>${formatTime(k.expiresAt)}</td>
           <td>${formatTime(k.createdAt)}</td>
           <td>${k.revokedAt ? `revoked ${formatTime(k.revokedAt)}` : 'active'}</td>
-          <td>${k.revokedAt ? null : html`<button type="button" class="danger" aria-label=${`Revoke key ${k.prefix}`} onClick=${() => onRevoke(k)}>Revoke</button>`}</td>
+          <td class="actions">${k.revokedAt
+            ? null
+            : html`<button type="button" aria-label=${`Edit key ${k.prefix}`} onClick=${() => onChange('edit', k)}>Edit</button>
+                <button type="button" aria-label=${`Roll key ${k.prefix}`} onClick=${() => onChange('roll', k)}>Roll</button>
+                <button type="button" class="danger" aria-label=${`Revoke key ${k.prefix}`} onClick=${() => onRevoke(k)}>Revoke</button>`}</td>
         </tr>`,
       )}
     </tbody>
   </table>`;
 }
 
-function SecretOnce({ created, onDone }: { created: { key: ApiKey; secret: string }; onDone: () => void }) {
+function SecretOnce({ created, onDone }: { created: { key: ApiKey; secret: string; rolled?: boolean }; onDone: () => void }) {
   const [copied, setCopied] = useState<string>('');
   async function copy() {
     try {
@@ -94,7 +132,7 @@ function SecretOnce({ created, onDone }: { created: { key: ApiKey; secret: strin
     }
   }
   return html`<section class="notice success" aria-labelledby="secret-heading">
-    <h2 id="secret-heading">New key ${created.key.prefix}…</h2>
+    <h2 id="secret-heading">${created.rolled ? `New secret of key ${created.key.prefix}…` : `New key ${created.key.prefix}…`}</h2>
     <p>Copy the secret now: it is shown only this once.</p>
     <p><label for="new-secret">Secret</label> <input id="new-secret" class="secret" readonly value=${created.secret} size="60" /></p>
     <p>
@@ -159,5 +197,108 @@ function CreateKeyForm({ me, onCreate }: { me: Me; onCreate: (body: CreateKeyBod
     </fieldset>
     <${ErrorNotice} error=${error} />
     <button type="submit" class="primary" disabled=${busy}>Create key</button>
+  </form>`;
+}
+
+/** A heading that takes the keyboard focus when its form opens (the form appears below the list). */
+function useFocusOnOpen() {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return ref;
+}
+
+/** An ISO time as a datetime-local value in the browser's time zone. */
+function localInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** "Edit": every choice of the key, as it is now; an emptied expiry or budget removes it. */
+function EditKeyForm({ me, apiKey, onSave, onCancel }: { me: Me; apiKey: ApiKey; onSave: (body: Parameters<typeof keyChanges.update>[2]) => Promise<void>; onCancel: () => void }) {
+  const options = me.keyOptions;
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const id = (name: string) => `edit-${apiKey.id}-${name}`;
+  const heading = useFocusOnOpen();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget as HTMLFormElement);
+    const millicents = (name: string) => {
+      const v = String(data.get(name) ?? '').trim();
+      return v === '' ? null : Number(v);
+    };
+    const expires = String(data.get('expiresAt') ?? '');
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onSave({
+        scopes: data.getAll('scopes').map(String),
+        operations: data.getAll('operations').map(String),
+        transports: data.getAll('transports').map(String),
+        ipRanges: String(data.get('ipRanges') ?? '').split(/[\s,]+/).filter(Boolean),
+        expiresAt: expires ? new Date(expires).toISOString() : null,
+        budgets: { dailyMillicents: millicents('daily'), weeklyMillicents: millicents('weekly'), monthlyMillicents: millicents('monthly') },
+      });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const checkboxes = (name: string, values: string[], chosen: string[]) =>
+    values.map((v) => html`<label key=${v} class="check"><input type="checkbox" name=${name} value=${v} defaultChecked=${chosen.includes(v)} /> ${v}</label>`);
+  const budget = (v: number | null) => (v === null ? '' : String(v));
+
+  return html`<form class="create-key edit-key" onSubmit=${submit} aria-labelledby=${id('heading')}>
+    <h2 id=${id('heading')} tabindex="-1" ref=${heading}>Edit key ${apiKey.prefix}…</h2>
+    <p>Changes apply at once to every request made with this key.</p>
+    <fieldset><legend>Scopes</legend>${checkboxes('scopes', options.scopes, apiKey.scopes)}</fieldset>
+    <fieldset><legend>Operations</legend>${checkboxes('operations', options.operations, apiKey.operations)}</fieldset>
+    <fieldset><legend>Transports</legend>${checkboxes('transports', options.transports, apiKey.transports)}</fieldset>
+    <p><label for=${id('expires')}>Expires (empty: never)</label> <input id=${id('expires')} name="expiresAt" type="datetime-local" defaultValue=${localInput(apiKey.expiresAt)} /></p>
+    <p><label for=${id('ip')}>IP ranges (CIDR, comma or space separated; empty: any address)</label> <input id=${id('ip')} name="ipRanges" type="text" size="40" defaultValue=${apiKey.ipRanges.join(', ')} /></p>
+    <fieldset><legend>Budgets in millicents (empty: none)</legend>
+      <label for=${id('daily')}>Daily</label> <input id=${id('daily')} name="daily" type="number" min="1" step="1" defaultValue=${budget(apiKey.budgets.dailyMillicents)} />
+      <label for=${id('weekly')}>Weekly</label> <input id=${id('weekly')} name="weekly" type="number" min="1" step="1" defaultValue=${budget(apiKey.budgets.weeklyMillicents)} />
+      <label for=${id('monthly')}>Monthly</label> <input id=${id('monthly')} name="monthly" type="number" min="1" step="1" defaultValue=${budget(apiKey.budgets.monthlyMillicents)} />
+    </fieldset>
+    <${ErrorNotice} error=${error} />
+    <button type="submit" class="primary" disabled=${busy}>Save changes</button>
+    <button type="button" onClick=${onCancel}>Cancel editing</button>
+  </form>`;
+}
+
+/** "Roll": a new secret, shown once; the old secret keeps working for the overlap chosen, then is refused. */
+function RollKeyForm({ apiKey, onRoll, onCancel }: { apiKey: ApiKey; onRoll: (overlapSeconds: number) => Promise<void>; onCancel: () => void }) {
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const id = `roll-${apiKey.id}-overlap`;
+  const heading = useFocusOnOpen();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget as HTMLFormElement);
+    setBusy(true);
+    setError(undefined);
+    try {
+      await onRoll(Math.round(Number(String(data.get('overlapMinutes') ?? '0')) * 60));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<form class="create-key roll-key" onSubmit=${submit} aria-labelledby=${`${id}-heading`}>
+    <h2 id=${`${id}-heading`} tabindex="-1" ref=${heading}>Roll key ${apiKey.prefix}…</h2>
+    <p>Rolling gives the key a new secret, shown once. The current secret keeps working for the overlap below (time to deploy the new one), then the API refuses it.</p>
+    <p><label for=${id}>Overlap in minutes (0 to ${MAX_OVERLAP_SECONDS / 60})</label> <input id=${id} name="overlapMinutes" type="number" min="0" max=${MAX_OVERLAP_SECONDS / 60} step="1" defaultValue="60" required /></p>
+    <${ErrorNotice} error=${error} />
+    <button type="submit" class="primary" disabled=${busy}>Roll key</button>
+    <button type="button" onClick=${onCancel}>Cancel roll</button>
   </form>`;
 }

@@ -147,7 +147,8 @@ export function bearerSecret(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER_RE.exec(header.trim())?.[1];
 }
 
-function usableKey(deps: Deps, key: ApiKey | undefined): ApiKey | AppError {
+/** The key itself, or the 401 its presenter gets: unknown, revoked, expired, a rolled secret past its overlap. */
+export function usableKey(deps: Deps, key: ApiKey | undefined): ApiKey | AppError {
   if (!key || key.revokedAt !== null) return UNAUTHENTICATED;
   const now = deps.clock.now();
   if (key.expiresAt !== null && key.expiresAt <= now) return KEY_EXPIRED;

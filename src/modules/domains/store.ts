@@ -33,6 +33,12 @@ export async function findDomain(db: Db, workspaceId: string, hostname: string):
   return r && toDomain(r);
 }
 
+/** The workspace's hostnames, in the order they were added (a workspace has few). */
+export async function listDomains(db: Db, workspaceId: string): Promise<Domain[]> {
+  const rows = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at_ms').orderBy('hostname').execute();
+  return rows.map(toDomain);
+}
+
 /** The workspace in which `hostname` is verified, if any. */
 export async function findVerifiedDomain(db: Db, hostname: string): Promise<Domain | undefined> {
   const r = await db.selectFrom('domains').selectAll().where('hostname', '=', hostname).where('status', '=', 'verified').executeTakeFirst();

@@ -1,0 +1,127 @@
+/**
+ * Jobs: the workspace's jobs, newest first, refreshed every two seconds (status, progress, cost,
+ * origin), filtered by status and operation, paged; "Open" shows one job live with its complete
+ * output and files, "Cancel" and "Retry" (owners and admins). /console/jobs?job=ID opens that job.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, type ApiKey, type Me, type Workspace } from '../api.js';
+import { ErrorNotice, formatTime, PageHeading } from '../components.js';
+import { html } from '../html.js';
+import { JobView } from '../job-view.js';
+import { formatMillicents, JOB_STATUSES, runsApi, type JobMetadata } from '../runs-api.js';
+
+const REFRESH_MS = 2000;
+
+function jobFromLocation(): string | undefined {
+  const id = new URLSearchParams(window.location.search).get('job');
+  return id && /^[0-9a-f-]{36}$/i.test(id) ? id : undefined;
+}
+
+export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | undefined }) {
+  const [status, setStatus] = useState('');
+  const [operationId, setOperationId] = useState('');
+  // The cursors of the pages before the one shown (the first page has none).
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [page, setPage] = useState<{ items: JobMetadata[]; nextCursor: string | null } | undefined>();
+  const [updatedAt, setUpdatedAt] = useState<string>('');
+  const [error, setError] = useState<unknown>();
+  const [selected, setSelected] = useState<string | undefined>(jobFromLocation);
+  const [keys, setKeys] = useState<ApiKey[] | undefined>();
+  const [poke, setPoke] = useState(0);
+  const cursor = cursors[cursors.length - 1];
+
+  useEffect(() => {
+    setKeys(undefined);
+    if (workspace?.canManageKeys) api.listKeys(workspace.id).then((r) => setKeys(r.items), () => setKeys([]));
+  }, [workspace?.id]);
+
+  useEffect(() => {
+    if (!workspace) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    async function refresh() {
+      if (document.visibilityState !== 'hidden') {
+        try {
+          const next = await runsApi.jobs(workspace!.id, { status, operationId, ...(cursor ? { cursor } : {}) });
+          if (stopped) return;
+          setPage(next);
+          setError(undefined);
+          setUpdatedAt(new Date().toLocaleTimeString());
+        } catch (err) {
+          if (stopped) return;
+          setError(err);
+        }
+      }
+      if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
+    }
+    void refresh();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [workspace?.id, status, operationId, cursor, poke]);
+
+  if (!workspace) return html`<${PageHeading}>Jobs<//><p>You have no workspace yet.</p>`;
+
+  function filterChanged(set: (v: string) => void) {
+    return (e: Event) => {
+      set((e.currentTarget as HTMLSelectElement).value);
+      setCursors([]);
+      setPage(undefined);
+    };
+  }
+
+  function open(id: string | undefined) {
+    setSelected(id);
+    const url = id ? `/console/jobs?job=${encodeURIComponent(id)}` : '/console/jobs';
+    window.history.replaceState(null, '', url);
+  }
+
+  return html`<${PageHeading}>Jobs<//>
+    <p>Jobs of <strong>${workspace.name}</strong>, started from the API, MCP or this console. The list refreshes every two seconds.</p>
+    ${selected
+      ? html`<div class="job-detail">
+          <p><button type="button" onClick=${() => open(undefined)}>Close job</button></p>
+          <${JobView} key=${selected} workspaceId=${workspace.id} jobId=${selected} keys=${keys} canManage=${workspace.canManageKeys} focus=${true} onChanged=${() => setPoke((n) => n + 1)} />
+        </div>`
+      : null}
+    <form class="filters" onSubmit=${(e: Event) => e.preventDefault()} aria-label="Filter jobs">
+      <label for="filter-status">Status</label>
+      <select id="filter-status" value=${status} onChange=${filterChanged(setStatus)}>
+        <option value="">Any status</option>
+        ${JOB_STATUSES.map((s) => html`<option key=${s} value=${s}>${s}</option>`)}
+      </select>
+      <label for="filter-operation">Operation</label>
+      <select id="filter-operation" value=${operationId} onChange=${filterChanged(setOperationId)}>
+        <option value="">Any operation</option>
+        ${me.keyOptions.operations.map((op) => html`<option key=${op} value=${op}>${op}</option>`)}
+      </select>
+      <span class="muted">${updatedAt ? `Updated ${updatedAt}` : ''}</span>
+    </form>
+    <${ErrorNotice} error=${error} />
+    ${!page
+      ? error ? null : html`<p aria-live="polite">Loading jobs…</p>`
+      : page.items.length === 0
+        ? html`<p>No jobs${status || operationId ? ' match these filters' : ' yet'}.</p>`
+        : html`<table class="jobs">
+            <caption>Jobs, newest first${cursors.length ? ` (page ${cursors.length + 1})` : ''}</caption>
+            <thead><tr><th scope="col">Created</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Cost</th><th scope="col">Origin</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <tbody>
+              ${page.items.map(
+                (j) => html`<tr key=${j.id} data-job-id=${j.id} data-status=${j.status} aria-current=${selected === j.id ? 'true' : undefined}>
+                  <td>${formatTime(j.createdAt)}</td>
+                  <th scope="row">${j.operationId}</th>
+                  <td class=${`status ${j.status}`}>${j.status}${j.errorCode ? html` <code>${j.errorCode}</code>` : null}</td>
+                  <td>${j.progress.percentage}%</td>
+                  <td>${formatMillicents(j.costMillicents)}</td>
+                  <td>${j.executionOrigin ?? '—'}</td>
+                  <td><button type="button" aria-label=${`Open job ${j.operationId} ${j.id}`} onClick=${() => open(j.id)}>Open</button></td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`}
+    <p class="pager">
+      ${cursors.length ? html`<button type="button" onClick=${() => setCursors((c) => c.slice(0, -1))}>Newer jobs</button>` : null}
+      ${page?.nextCursor ? html`<button type="button" onClick=${() => setCursors((c) => [...c, page.nextCursor!])}>Older jobs</button>` : null}
+    </p>`;
+}
