@@ -6,22 +6,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
 import { refreshAuthEpoch } from '../../src/modules/auth/service.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { assertError } from '../support/assertions.js';
+import { assertError, expectOk } from '../support/assertions.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 
 const UNKNOWN_ID = '01890000-0000-7000-8000-000000000000';
 
-function expectOk(res: LightMyRequestResponse, code: string): any {
-  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.code, code);
-  return body.data;
-}
 
 const usage = (ctx: TestContext, secret: string, t: Tenant) => call(ctx, 'GET', '/v1/usage', { secret, workspaceId: t.workspace.id });
 

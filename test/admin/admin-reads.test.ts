@@ -11,7 +11,7 @@ import { sha256Hex } from '../../src/lib/crypto.js';
 import { createOrganization, setMember } from '../../src/modules/accounts/service.js';
 import { setProviderKey } from '../../src/modules/provider-keys/service.js';
 import { admin, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
-import { assertError } from '../support/assertions.js';
+import { assertError, expectOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { seedWebhook } from '../support/webhook-hosts.js';
@@ -22,13 +22,6 @@ async function adminGet(ctx: TestContext, url: string, query?: Record<string, st
   return ctx.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, ...(query ? { query } : {}) });
 }
 
-function expectOk(res: LightMyRequestResponse, code: string): any {
-  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, true);
-  assert.equal(body.code, code);
-  return body.data;
-}
 
 /** Every item of a paged admin list, following nextCursor with small pages. */
 async function readAll(ctx: TestContext, url: string, limit = 2): Promise<any[]> {

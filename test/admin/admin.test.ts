@@ -5,32 +5,19 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
 import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
-import { assertError } from '../support/assertions.js';
+import { assertError, expectOk } from '../support/assertions.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedTenant, uniqueEmail } from '../support/seed.js';
+import { seedTenant, uniqueEmail, keyBody } from '../support/seed.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { findMemberRole } from '../../src/modules/accounts/store.js';
 import * as billingStore from '../../src/modules/billing/store.js';
-import { SCOPES } from '../../src/modules/auth/scopes.js';
-import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { PLAN_DEFAULTS } from '../../src/modules/usage/plans.js';
 
 const UNKNOWN_ID = '01890000-0000-7000-8000-000000000000';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
-function expectOk(res: LightMyRequestResponse, code: string): any {
-  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, true);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, 'string');
-  assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
-  return body.data;
-}
 
-const expectError = assertError;
 
 async function createUser(ctx: TestContext, email = uniqueEmail()) {
   return expectOk(await admin(ctx, '/admin/v1/users', { email, name: 'Ada' }), 'ADMIN_USERS_CREATE').user;
@@ -44,9 +31,6 @@ async function createOrganization(ctx: TestContext, ownerUserId: string) {
   return expectOk(await admin(ctx, '/admin/v1/organizations', { name: 'Acme', ownerUserId }), 'ADMIN_ORGANIZATIONS_CREATE').organization;
 }
 
-function keyBody(userId: string, workspaceIds: string[], extra: Record<string, unknown> = {}) {
-  return { userId, workspaceIds, scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'], ...extra };
-}
 
 /** Every admin endpoint with a body that would succeed for the shape (ids may be unknown). */
 function adminEndpoints(ws: string, org: string, user: string, key: string) {
@@ -72,8 +56,8 @@ describeEachDatabase('admin API off when ADMIN_TOKEN is unset', (get) => {
     const ctx = get();
     assert.equal(ctx.config.adminToken, undefined);
     for (const ep of adminEndpoints(UNKNOWN_ID, UNKNOWN_ID, UNKNOWN_ID, UNKNOWN_ID)) {
-      expectError(await admin(ctx, ep.url, ep.body), 404, 'NOT_FOUND');
-      expectError(await admin(ctx, ep.url, ep.body, ''), 404, 'NOT_FOUND');
+      assertError(await admin(ctx, ep.url, ep.body), 404, 'NOT_FOUND');
+      assertError(await admin(ctx, ep.url, ep.body, ''), 404, 'NOT_FOUND');
     }
   });
 }, { env: { ADMIN_TOKEN: '' } });
@@ -88,12 +72,12 @@ describeEachDatabase('admin API', (get) => {
     const before = await rows();
     for (const ep of adminEndpoints(t.workspace.id, UNKNOWN_ID, t.user.id, t.key.id)) {
       const none = await ctx.app.inject({ method: 'POST', url: ep.url, payload: ep.body });
-      expectError(none, 401, 'UNAUTHENTICATED');
-      expectError(await admin(ctx, ep.url, ep.body, `${TEST_ADMIN_TOKEN}x`), 401, 'UNAUTHENTICATED');
-      expectError(await admin(ctx, ep.url, ep.body, TEST_ADMIN_TOKEN.slice(0, -1)), 401, 'UNAUTHENTICATED');
-      expectError(await admin(ctx, ep.url, ep.body, t.secret), 401, 'UNAUTHENTICATED');
+      assertError(none, 401, 'UNAUTHENTICATED');
+      assertError(await admin(ctx, ep.url, ep.body, `${TEST_ADMIN_TOKEN}x`), 401, 'UNAUTHENTICATED');
+      assertError(await admin(ctx, ep.url, ep.body, TEST_ADMIN_TOKEN.slice(0, -1)), 401, 'UNAUTHENTICATED');
+      assertError(await admin(ctx, ep.url, ep.body, t.secret), 401, 'UNAUTHENTICATED');
       const basic = await ctx.app.inject({ method: 'POST', url: ep.url, payload: ep.body, headers: { authorization: `Basic ${TEST_ADMIN_TOKEN}` } });
-      expectError(basic, 401, 'UNAUTHENTICATED');
+      assertError(basic, 401, 'UNAUTHENTICATED');
     }
     assert.equal(await rows(), before, 'no refused request wrote anything');
     // The key is untouched: it was never revoked by the refused revoke.
@@ -102,8 +86,8 @@ describeEachDatabase('admin API', (get) => {
 
   test('admin auth: the token is checked before the body (a bad body with a bad token is 401, not 400)', async () => {
     const ctx = get();
-    expectError(await admin(ctx, '/admin/v1/users', { nope: true }, 'wrong-token-0123456789'), 401, 'UNAUTHENTICATED');
-    expectError(await admin(ctx, '/admin/v1/users', { nope: true }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/users', { nope: true }, 'wrong-token-0123456789'), 401, 'UNAUTHENTICATED');
+    assertError(await admin(ctx, '/admin/v1/users', { nope: true }), 400, 'INVALID_REQUEST');
   });
 
   test('admin auth: the Bearer scheme is case-insensitive and the admin routes are not in the public OpenAPI document', async () => {
@@ -125,21 +109,21 @@ describeEachDatabase('admin API', (get) => {
     const org = await createOrganization(ctx, t.user.id);
     for (const ep of adminEndpoints(t.workspace.id, org.id, t.user.id, t.key.id)) {
       const res = await admin(ctx, ep.url, { ...ep.body, surprise: 1 });
-      expectError(res, 400, 'INVALID_REQUEST');
+      assertError(res, 400, 'INVALID_REQUEST');
     }
-    expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerHour: 5 } }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { budgets: { yearlyMillicents: 5 } }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(t.user.id, [t.workspace.id], { budgets: { hourlyMillicents: 1 } })), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerHour: 5 } }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { budgets: { yearlyMillicents: 5 } }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(t.user.id, [t.workspace.id], { budgets: { hourlyMillicents: 1 } })), 400, 'INVALID_REQUEST');
     // Nothing was changed by the refused requests.
     assert.equal((await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200);
   });
 
   test('admin bodies: malformed ids in the path are 400 INVALID_REQUEST, unknown ids 404 NOT_FOUND', async () => {
     const ctx = get();
-    expectError(await admin(ctx, '/admin/v1/workspaces/not-a-uuid/credits', { amountMillicents: 5 }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/keys/not-a-uuid/revoke'), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/credits`, { amountMillicents: 5 }), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, '/admin/v1/nothing-here', {}), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/workspaces/not-a-uuid/credits', { amountMillicents: 5 }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/keys/not-a-uuid/revoke'), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/credits`, { amountMillicents: 5 }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/nothing-here', {}), 404, 'NOT_FOUND');
   });
 
   // ---- users --------------------------------------------------------------------------------
@@ -159,7 +143,7 @@ describeEachDatabase('admin API', (get) => {
     const ctx = get();
     const email = uniqueEmail();
     await createUser(ctx, email);
-    expectError(await admin(ctx, '/admin/v1/users', { email: email.toUpperCase(), name: 'Again' }), 409, 'CONFLICT');
+    assertError(await admin(ctx, '/admin/v1/users', { email: email.toUpperCase(), name: 'Again' }), 409, 'CONFLICT');
     const other = uniqueEmail();
     const results = await Promise.all([1, 2, 3, 4].map(() => admin(ctx, '/admin/v1/users', { email: other, name: 'Race' })));
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 409, 409, 409]);
@@ -180,10 +164,10 @@ describeEachDatabase('admin API', (get) => {
       { email: uniqueEmail(), name: 5 },
       { email: `${'a'.repeat(320)}@example.com`, name: 'X' },
     ]) {
-      expectError(await admin(ctx, '/admin/v1/users', body), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, '/admin/v1/users', body), 400, 'INVALID_REQUEST');
     }
     const empty = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, payload: '{bad json' });
-    expectError(empty, 400, 'INVALID_REQUEST');
+    assertError(empty, 400, 'INVALID_REQUEST');
   });
 
   // ---- organizations and members -------------------------------------------------------------
@@ -200,10 +184,10 @@ describeEachDatabase('admin API', (get) => {
   test('organizations: unknown owner is 404, a missing or blank name 400', async () => {
     const ctx = get();
     const owner = await createUser(ctx);
-    expectError(await admin(ctx, '/admin/v1/organizations', { name: 'Acme', ownerUserId: UNKNOWN_ID }), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, '/admin/v1/organizations', { name: ' ', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/organizations', { ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/organizations', { name: 'Acme', ownerUserId: 'nope' }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/organizations', { name: 'Acme', ownerUserId: UNKNOWN_ID }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/organizations', { name: ' ', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/organizations', { ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/organizations', { name: 'Acme', ownerUserId: 'nope' }), 400, 'INVALID_REQUEST');
   });
 
   test('members: set adds or changes a role and returns {member} (ADMIN_MEMBERS_SET); remove returns {removed:true} (ADMIN_MEMBERS_REMOVE)', async () => {
@@ -218,17 +202,17 @@ describeEachDatabase('admin API', (get) => {
     const removed = expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${other.id}/remove`), 'ADMIN_MEMBERS_REMOVE');
     assert.deepEqual(removed, { removed: true });
     assert.equal(await findMemberRole(ctx.deps.db, org.id, other.id), undefined);
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${other.id}/remove`), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${other.id}/remove`), 404, 'NOT_FOUND');
   });
 
   test('members: unknown organization or user is 404, a role outside owner|admin|member 400', async () => {
     const ctx = get();
     const owner = await createUser(ctx);
     const org = await createOrganization(ctx, owner.id);
-    expectError(await admin(ctx, `/admin/v1/organizations/${UNKNOWN_ID}/members`, { userId: owner.id, role: 'admin' }), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: UNKNOWN_ID, role: 'admin' }), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: owner.id, role: 'superuser' }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, `/admin/v1/organizations/${UNKNOWN_ID}/members/${owner.id}/remove`), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/organizations/${UNKNOWN_ID}/members`, { userId: owner.id, role: 'admin' }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: UNKNOWN_ID, role: 'admin' }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: owner.id, role: 'superuser' }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/organizations/${UNKNOWN_ID}/members/${owner.id}/remove`), 404, 'NOT_FOUND');
   });
 
   test('members: the last owner can be neither removed nor demoted (409 CONFLICT); with a second owner both work', async () => {
@@ -236,12 +220,12 @@ describeEachDatabase('admin API', (get) => {
     const first = await createUser(ctx);
     const second = await createUser(ctx);
     const org = await createOrganization(ctx, first.id);
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${first.id}/remove`), 409, 'CONFLICT');
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: first.id, role: 'admin' }), 409, 'CONFLICT');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${first.id}/remove`), 409, 'CONFLICT');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: first.id, role: 'admin' }), 409, 'CONFLICT');
     assert.equal(await findMemberRole(ctx.deps.db, org.id, first.id), 'owner');
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: second.id, role: 'owner' }), 'ADMIN_MEMBERS_SET');
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: first.id, role: 'member' }), 'ADMIN_MEMBERS_SET');
-    expectError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${second.id}/remove`), 409, 'CONFLICT');
+    assertError(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${second.id}/remove`), 409, 'CONFLICT');
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${first.id}/remove`), 'ADMIN_MEMBERS_REMOVE');
   });
 
@@ -270,7 +254,7 @@ describeEachDatabase('admin API', (get) => {
     const { secret } = expectOk(await admin(ctx, '/admin/v1/keys', keyBody(helper.id, [ws.id])), 'ADMIN_KEYS_CREATE');
     assert.equal((await call(ctx, 'GET', '/v1/usage', { secret, workspaceId: ws.id })).statusCode, 200);
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members/${helper.id}/remove`), 'ADMIN_MEMBERS_REMOVE');
-    expectError(await call(ctx, 'GET', '/v1/usage', { secret, workspaceId: ws.id }), 403, 'FORBIDDEN_WORKSPACE');
+    assertError(await call(ctx, 'GET', '/v1/usage', { secret, workspaceId: ws.id }), 403, 'FORBIDDEN_WORKSPACE');
   });
 
   // ---- workspaces ---------------------------------------------------------------------------
@@ -293,20 +277,20 @@ describeEachDatabase('admin API', (get) => {
     const ctx = get();
     const owner = await createUser(ctx);
     const org = await createOrganization(ctx, owner.id);
-    expectError(await admin(ctx, '/admin/v1/workspaces', { name: 'Both', plan: 'pro', ownerUserId: owner.id, organizationId: org.id }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/workspaces', { name: 'Neither', plan: 'pro' }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { name: 'Both', plan: 'pro', ownerUserId: owner.id, organizationId: org.id }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { name: 'Neither', plan: 'pro' }), 400, 'INVALID_REQUEST');
   });
 
   test('workspaces: plan must be free, starter or pro; name required; unknown owner or organization is 404', async () => {
     const ctx = get();
     const owner = await createUser(ctx);
     for (const plan of ['enterprise', 'PRO', '', null]) {
-      expectError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan, ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan, ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
     }
-    expectError(await admin(ctx, '/admin/v1/workspaces', { plan: 'pro', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/workspaces', { name: '  ', plan: 'pro', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan: 'pro', ownerUserId: UNKNOWN_ID }), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan: 'pro', organizationId: UNKNOWN_ID }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { plan: 'pro', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { name: '  ', plan: 'pro', ownerUserId: owner.id }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan: 'pro', ownerUserId: UNKNOWN_ID }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/workspaces', { name: 'W', plan: 'pro', organizationId: UNKNOWN_ID }), 404, 'NOT_FOUND');
   });
 
   // ---- settings ----------------------------------------------------------------------------
@@ -366,9 +350,9 @@ describeEachDatabase('admin API', (get) => {
       { budgets: { dailyMillicents: 2.5 } },
       { plan: 'gold' },
     ]) {
-      expectError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
     }
-    expectError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/settings`, { plan: 'pro' }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/settings`, { plan: 'pro' }), 404, 'NOT_FOUND');
   });
 
   // ---- credits ------------------------------------------------------------------------------
@@ -425,9 +409,9 @@ describeEachDatabase('admin API', (get) => {
       { amountMillicents: 100, provenance: '' },
       {},
     ]) {
-      expectError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
     }
-    expectError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/credits`, { amountMillicents: 100 }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/credits`, { amountMillicents: 100 }), 404, 'NOT_FOUND');
     assert.equal(await billingStore.sumLedger(ctx.deps.db, t.workspace.id), 0, 'refused grants wrote nothing');
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
@@ -468,10 +452,10 @@ describeEachDatabase('admin API', (get) => {
       { workspaceIds: ['nope'] },
       { expiresAt: 'soon' },
     ]) {
-      expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], extra)), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], extra)), 400, 'INVALID_REQUEST');
     }
     const { userId: _u, ...withoutUser } = keyBody(owner.id, [ws.id]);
-    expectError(await admin(ctx, '/admin/v1/keys', withoutUser), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/keys', withoutUser), 400, 'INVALID_REQUEST');
     // An empty operations list is a key that runs nothing (read-only), which is allowed.
     const readOnly = expectOk(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { operations: [], scopes: ['usage:read'] })), 'ADMIN_KEYS_CREATE');
     assert.deepEqual(readOnly.key.operations, []);
@@ -489,13 +473,13 @@ describeEachDatabase('admin API', (get) => {
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: member.id, role: 'member' }), 'ADMIN_MEMBERS_SET');
     expectOk(await admin(ctx, `/admin/v1/organizations/${org.id}/members`, { userId: orgAdmin.id, role: 'admin' }), 'ADMIN_MEMBERS_SET');
 
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(stranger.id, [mine.id])), 403, 'FORBIDDEN');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(member.id, [team.id])), 403, 'FORBIDDEN');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(orgAdmin.id, [team.id, mine.id])), 403, 'FORBIDDEN');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(stranger.id, [mine.id])), 403, 'FORBIDDEN');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(member.id, [team.id])), 403, 'FORBIDDEN');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(orgAdmin.id, [team.id, mine.id])), 403, 'FORBIDDEN');
     expectOk(await admin(ctx, '/admin/v1/keys', keyBody(orgAdmin.id, [team.id])), 'ADMIN_KEYS_CREATE');
     expectOk(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [team.id, mine.id])), 'ADMIN_KEYS_CREATE');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(UNKNOWN_ID, [mine.id])), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [mine.id, UNKNOWN_ID])), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(UNKNOWN_ID, [mine.id])), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [mine.id, UNKNOWN_ID])), 404, 'NOT_FOUND');
     const keys = await ctx.deps.db.selectFrom('api_keys').select('id').where('user_id', 'in', [stranger.id, member.id]).execute();
     assert.equal(keys.length, 0, 'refused creations left no half-made key');
   });
@@ -505,12 +489,12 @@ describeEachDatabase('admin API', (get) => {
     const owner = await createUser(ctx);
     const ws = await createPersonalWorkspace(ctx, owner.id);
     for (const ipRanges of [['10.0.0.0/33'], ['not-an-ip'], ['2001:db8::/129'], ['10.0.0.1/8/1'], ['x'.repeat(65)]]) {
-      expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { ipRanges })), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { ipRanges })), 400, 'INVALID_REQUEST');
     }
     const data = expectOk(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { ipRanges: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] })), 'ADMIN_KEYS_CREATE');
     assert.deepEqual(data.key.ipRanges, ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7']);
     assert.equal((await call(ctx, 'GET', '/v1/usage', { secret: data.secret, workspaceId: ws.id, remoteAddress: '203.0.113.9' })).statusCode, 200);
-    expectError(await call(ctx, 'GET', '/v1/usage', { secret: data.secret, workspaceId: ws.id, remoteAddress: '192.0.2.1' }), 403, 'FORBIDDEN_IP');
+    assertError(await call(ctx, 'GET', '/v1/usage', { secret: data.secret, workspaceId: ws.id, remoteAddress: '192.0.2.1' }), 403, 'FORBIDDEN_IP');
   });
 
   test('keys: budgets and expiresAt are stored; expiresAt in the past is 400; non-positive budgets are 400', async () => {
@@ -524,11 +508,11 @@ describeEachDatabase('admin API', (get) => {
     );
     assert.equal(data.key.expiresAt, expiresAt);
     assert.deepEqual(data.key.budgets, { dailyMillicents: 100, weeklyMillicents: null, monthlyMillicents: 2000 });
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { expiresAt: new Date(ctx.clock.now() - 1).toISOString() })), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { budgets: { dailyMillicents: 0 } })), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { expiresAt: new Date(ctx.clock.now() - 1).toISOString() })), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id], { budgets: { dailyMillicents: 0 } })), 400, 'INVALID_REQUEST');
     // The key expires with the clock.
     ctx.clock.advance(86_400_001);
-    expectError(await call(ctx, 'GET', '/v1/usage', { secret: data.secret, workspaceId: ws.id }), 401, 'UNAUTHENTICATED');
+    assertError(await call(ctx, 'GET', '/v1/usage', { secret: data.secret, workspaceId: ws.id }), 401, 'UNAUTHENTICATED');
   });
 
   test('keys: the workspace plan caps active keys (409 ACTIVE_KEY_LIMIT); revoking one frees a slot', async () => {
@@ -537,7 +521,7 @@ describeEachDatabase('admin API', (get) => {
     const ws = await createPersonalWorkspace(ctx, owner.id);
     expectOk(await admin(ctx, `/admin/v1/workspaces/${ws.id}/settings`, { limits: { activeKeys: 1 } }), 'ADMIN_WORKSPACES_SETTINGS');
     const first = expectOk(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id])), 'ADMIN_KEYS_CREATE');
-    expectError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id])), 409, 'ACTIVE_KEY_LIMIT');
+    assertError(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id])), 409, 'ACTIVE_KEY_LIMIT');
     expectOk(await admin(ctx, `/admin/v1/keys/${first.key.id}/revoke`), 'ADMIN_KEYS_REVOKE');
     expectOk(await admin(ctx, '/admin/v1/keys', keyBody(owner.id, [ws.id])), 'ADMIN_KEYS_CREATE');
   });
@@ -549,10 +533,10 @@ describeEachDatabase('admin API', (get) => {
     const revoked = expectOk(await admin(ctx, `/admin/v1/keys/${t.key.id}/revoke`), 'ADMIN_KEYS_REVOKE');
     assert.equal(revoked.key.id, t.key.id);
     assert.equal(revoked.key.revokedAt, new Date(ctx.clock.now()).toISOString());
-    expectError(await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
+    assertError(await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id }), 401, 'UNAUTHENTICATED');
     ctx.clock.advance(5000);
     const again = expectOk(await admin(ctx, `/admin/v1/keys/${t.key.id}/revoke`, {}), 'ADMIN_KEYS_REVOKE');
     assert.equal(again.key.revokedAt, revoked.key.revokedAt);
-    expectError(await admin(ctx, `/admin/v1/keys/${UNKNOWN_ID}/revoke`), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/keys/${UNKNOWN_ID}/revoke`), 404, 'NOT_FOUND');
   });
 });

@@ -8,11 +8,11 @@
 import { afterEach, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import dns from 'node:dns';
-import type { LightMyRequestResponse } from 'fastify';
 import { admin, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { isHostnameVerifiedFor, normaliseHostname } from '../../src/modules/domains/service.js';
 import { findDomain } from '../../src/modules/domains/store.js';
+import { expectOk, assertError } from '../support/assertions.js';
 
 const UNKNOWN_ID = '01890000-0000-7000-8000-000000000000';
 let counter = 0;
@@ -23,22 +23,7 @@ function host(label = 'hooks'): string {
   return `${label}.t${counter}-${process.pid}.example.com`;
 }
 
-function expectOk(res: LightMyRequestResponse, code: string): any {
-  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, true);
-  assert.equal(body.code, code);
-  return body.data;
-}
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): any {
-  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(body.requestId, res.headers['x-request-id']);
-  return body;
-}
 
 async function addDomain(ctx: TestContext, workspaceId: string, hostname: string) {
   return expectOk(await admin(ctx, `/admin/v1/workspaces/${workspaceId}/domains`, { hostname }), 'ADMIN_DOMAINS_ADD').domain;
@@ -150,10 +135,10 @@ describeEachDatabase('domains', (get) => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
     for (const hostname of ['127.0.0.1', '[::1]', '0x7f.1', 'localhost', 'bad_name.example.com', 'exa mple.com', 'example.com/x', '']) {
-      expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname }), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname }), 400, 'INVALID_REQUEST');
     }
-    expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname: 42 }), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/domains`, { hostname: host() }), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname: 42 }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/domains`, { hostname: host() }), 404, 'NOT_FOUND');
   });
 
   test('domains verify by operator: status verified with method and time (ADMIN_DOMAINS_VERIFY)', async () => {
@@ -185,17 +170,17 @@ describeEachDatabase('domains', (get) => {
     const t = await seedTenant(ctx.deps);
     const hostname = host();
     const { verificationToken } = await addDomain(ctx, t.workspace.id, hostname);
-    expectError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
     ctx.txtRecords.set(`_service-verify.${hostname}`, [[`${verificationToken}x`], ['service-verify=someone-else']]);
-    expectError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
     // The record must be at _service-verify.HOSTNAME, not at the hostname itself.
     ctx.txtRecords.set(hostname, [[verificationToken]]);
-    expectError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
     // Another workspace's token for the same hostname does not verify this one.
     const other = await seedTenant(ctx.deps);
     const foreign = await addDomain(ctx, other.workspace.id, hostname);
     ctx.txtRecords.set(`_service-verify.${hostname}`, [[foreign.verificationToken]]);
-    expectError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, hostname, 'dns'), 400, 'DOMAIN_NOT_VERIFIED');
     assert.equal((await findDomain(ctx.deps.db, t.workspace.id, hostname))?.status, 'pending');
     assert.equal(await isHostnameVerifiedFor(ctx.deps, t.workspace.id, hostname), false);
   });
@@ -206,7 +191,7 @@ describeEachDatabase('domains', (get) => {
     const hostname = host('nowhere');
     await addDomain(ctx, t.workspace.id, hostname);
     const asked = fakeLookup({});
-    expectError(await verify(ctx, t.workspace.id, hostname, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, hostname, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
     assert.deepEqual(asked, [hostname], 'the check went through the egress client to https://HOSTNAME');
     assert.equal((await findDomain(ctx.deps.db, t.workspace.id, hostname))?.status, 'pending');
   });
@@ -218,7 +203,7 @@ describeEachDatabase('domains', (get) => {
       const hostname = host('private');
       await addDomain(ctx, t.workspace.id, hostname);
       const asked = fakeLookup({ [hostname]: [{ address, family: address.includes(':') ? 6 : 4 }] });
-      expectError(await verify(ctx, t.workspace.id, hostname, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
+      assertError(await verify(ctx, t.workspace.id, hostname, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
       assert.deepEqual(asked, [hostname]);
       mock.restoreAll();
       assert.equal(await isHostnameVerifiedFor(ctx.deps, t.workspace.id, hostname), false);
@@ -227,7 +212,7 @@ describeEachDatabase('domains', (get) => {
     const mixed = host('mixed');
     await addDomain(ctx, t.workspace.id, mixed);
     fakeLookup({ [mixed]: [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] });
-    expectError(await verify(ctx, t.workspace.id, mixed, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
+    assertError(await verify(ctx, t.workspace.id, mixed, 'http'), 400, 'DOMAIN_NOT_VERIFIED');
   });
 
   test('domains verify: a domain not added to this workspace is 404; an unknown method 400', async () => {
@@ -236,12 +221,12 @@ describeEachDatabase('domains', (get) => {
     const b = await seedTenant(ctx.deps);
     const hostname = host();
     await addDomain(ctx, a.workspace.id, hostname);
-    expectError(await verify(ctx, b.workspace.id, hostname, 'operator'), 404, 'NOT_FOUND');
-    expectError(await verify(ctx, a.workspace.id, host(), 'operator'), 404, 'NOT_FOUND');
-    expectError(await verify(ctx, UNKNOWN_ID, hostname, 'operator'), 404, 'NOT_FOUND');
-    expectError(await verify(ctx, a.workspace.id, hostname, 'email'), 400, 'INVALID_REQUEST');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${a.workspace.id}/domains/${hostname}/verify`, {}), 400, 'INVALID_REQUEST');
-    expectError(await verify(ctx, a.workspace.id, '127.0.0.1', 'operator'), 400, 'INVALID_REQUEST');
+    assertError(await verify(ctx, b.workspace.id, hostname, 'operator'), 404, 'NOT_FOUND');
+    assertError(await verify(ctx, a.workspace.id, host(), 'operator'), 404, 'NOT_FOUND');
+    assertError(await verify(ctx, UNKNOWN_ID, hostname, 'operator'), 404, 'NOT_FOUND');
+    assertError(await verify(ctx, a.workspace.id, hostname, 'email'), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${a.workspace.id}/domains/${hostname}/verify`, {}), 400, 'INVALID_REQUEST');
+    assertError(await verify(ctx, a.workspace.id, '127.0.0.1', 'operator'), 400, 'INVALID_REQUEST');
   });
 
   test('one verified workspace per hostname: verifying in workspace B moves it and returns A to pending', async () => {
@@ -321,8 +306,8 @@ describeEachDatabase('domains', (get) => {
     assert.deepEqual(removed, { removed: true });
     assert.equal(await findDomain(ctx.deps.db, t.workspace.id, hostname), undefined);
     assert.equal(await isHostnameVerifiedFor(ctx.deps, t.workspace.id, hostname), false);
-    expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/${hostname}/remove`), 404, 'NOT_FOUND');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/${hostname}/remove`, { force: true }), 400, 'INVALID_REQUEST');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/${hostname}/remove`), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/${hostname}/remove`, { force: true }), 400, 'INVALID_REQUEST');
   });
 
   test('domains remove: only the workspace that has the hostname can remove it; the other workspace gets 404 and keeps nothing of it', async () => {
@@ -332,7 +317,7 @@ describeEachDatabase('domains', (get) => {
     const hostname = host();
     await addDomain(ctx, a.workspace.id, hostname);
     expectOk(await verify(ctx, a.workspace.id, hostname, 'operator'), 'ADMIN_DOMAINS_VERIFY');
-    expectError(await admin(ctx, `/admin/v1/workspaces/${b.workspace.id}/domains/${hostname}/remove`), 404, 'NOT_FOUND');
+    assertError(await admin(ctx, `/admin/v1/workspaces/${b.workspace.id}/domains/${hostname}/remove`), 404, 'NOT_FOUND');
     assert.equal(await isHostnameVerifiedFor(ctx.deps, a.workspace.id, hostname), true);
     const unicode = `bücher.t${++counter}-${process.pid}.example`;
     await addDomain(ctx, a.workspace.id, unicode);

@@ -4,17 +4,16 @@
  * workspace authorization is re-checked on every request, so a lost organization role takes
  * effect on the very next request.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Deps } from '../../src/deps.js';
 import * as accounts from '../../src/modules/accounts/service.js';
-import { SCOPES } from '../../src/modules/auth/scopes.js';
-import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedKey, seedTenant, uniqueEmail } from '../support/seed.js';
+import { seedKey, seedTenant, uniqueEmail, keyBody } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 type Res = LightMyRequestResponse;
 
@@ -25,15 +24,14 @@ async function newUser(deps: Deps) {
   return accounts.createUser(deps, { email: uniqueEmail(), name: 'User' });
 }
 
-function keyBody(userId: string, workspaceIds: string[]) {
-  return { userId, workspaceIds, scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'] };
-}
 
 function randomUuid(): string {
   return `00000000-0000-4000-8000-${randomBytes(6).toString('hex')}`;
 }
 
 describeEachDatabase('workspaces', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   describe('re-authorization on every request', () => {
     async function orgSetup(ctx: TestContext, role: 'admin' | 'owner' = 'admin') {
       const owner = await newUser(ctx.deps);

@@ -5,28 +5,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
 import { admin, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { Keyring } from '../../src/lib/crypto.js';
 import { readProviderKey } from '../../src/modules/provider-keys/service.js';
+import { expectOk, assertError } from '../support/assertions.js';
 
 const UNKNOWN_ID = '01890000-0000-7000-8000-000000000000';
 
-function expectOk(res: LightMyRequestResponse, code: string): any {
-  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, true);
-  assert.equal(body.code, code);
-  return body.data;
-}
 
-function expectError(res: LightMyRequestResponse, status: number, code: string): void {
-  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${res.body}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-}
 
 function setKey(ctx: TestContext, workspaceId: string, provider: string, apiKey: string) {
   return admin(ctx, `/admin/v1/workspaces/${workspaceId}/provider-keys`, { provider, apiKey });
@@ -137,9 +124,9 @@ describeEachDatabase('provider keys', (get) => {
       { apiKey: 'k' },
       { provider: 'openai', apiKey: 'k', note: 'x' },
     ]) {
-      expectError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
+      assertError(await admin(ctx, url, body), 400, 'INVALID_REQUEST');
     }
-    expectError(await setKey(ctx, UNKNOWN_ID, 'openai', 'k'), 404, 'NOT_FOUND');
+    assertError(await setKey(ctx, UNKNOWN_ID, 'openai', 'k'), 404, 'NOT_FOUND');
     assert.equal((await sealedRows(ctx, t.workspace.id)).length, 0);
   });
 });

@@ -16,6 +16,20 @@ export function assertError(res: LightMyRequestResponse, status: number, code: s
   return body;
 }
 
+/**
+ * Asserts a 200 success envelope with response `code` (a message, the request id header); returns
+ * its `data`.
+ */
+export function expectOk(res: LightMyRequestResponse, code: string): any {
+  assert.equal(res.statusCode, 200, `status ${res.statusCode} body ${res.body}`);
+  const body = res.json();
+  assert.equal(body.success, true);
+  assert.equal(body.code, code);
+  assert.equal(typeof body.message, 'string');
+  assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  return body.data;
+}
+
 /** Asserts a 200 success envelope; returns the body. */
 export function assertOk(res: LightMyRequestResponse): any {
   assert.equal(res.statusCode, 200, res.body);

@@ -51,3 +51,8 @@ export async function seedKey(deps: Deps, userId: string, workspaceIds: string[]
     ...options,
   });
 }
+
+/** The body of `POST /admin/v1/keys` for an all-powerful REST key (every scope and operation); `extra` overrides fields. */
+export function keyBody(userId: string, workspaceIds: string[], extra: Record<string, unknown> = {}) {
+  return { userId, workspaceIds, scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'], ...extra };
+}
