@@ -82,6 +82,11 @@ export const spriteGenerate: OperationContract = {
       frames: fileList(),
       atlas: fileResult,
       strips: fileList(),
+      frameMode: {
+        type: 'string',
+        enum: ['first-frame-reference', 'independent'],
+        description: 'How the frames were kept alike: each frame after the first drawn from the first one as its reference image, or each drawn on its own (the provider takes no reference images).',
+      },
       exports: {
         type: 'object',
         description:

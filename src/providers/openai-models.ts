@@ -43,13 +43,15 @@ export interface ImageModelRules {
   responseFormat: boolean;
   /** Most reference images an edit takes; 0: the model has no edit endpoint. */
   maxReferences: number;
+  /** An edit's image must be a square PNG (dall-e-2): references are made one (padded, transparent). */
+  squareReference?: boolean;
 }
 
 const size = (width: number, height: number): ImageSize => ({ width, height });
 
 /** The model families of the OpenAI API reference ("Create image", "Create image edit"). */
 export const OPENAI_IMAGE_FAMILIES: readonly { pattern: RegExp; rules: ImageModelRules }[] = [
-  { pattern: /^dall-e-2$/i, rules: { family: 'dall-e-2', sizes: [size(256, 256), size(512, 512), size(1024, 1024)], maxPerRequest: 10, responseFormat: true, maxReferences: 1 } },
+  { pattern: /^dall-e-2$/i, rules: { family: 'dall-e-2', sizes: [size(256, 256), size(512, 512), size(1024, 1024)], maxPerRequest: 10, responseFormat: true, maxReferences: 1, squareReference: true } },
   { pattern: /^dall-e-3$/i, rules: { family: 'dall-e-3', sizes: [size(1024, 1024), size(1792, 1024), size(1024, 1792)], maxPerRequest: 1, responseFormat: true, maxReferences: 0 } },
   { pattern: /^(chatgpt-image|gpt-image)/i, rules: { family: 'gpt-image', sizes: [size(1024, 1024), size(1536, 1024), size(1024, 1536)], maxPerRequest: 10, responseFormat: false, maxReferences: 16 } },
 ];

@@ -24,7 +24,7 @@
  * A failure after the provider has done the work (an answer arrived but its file is unusable) is
  * charged for what the answer says was produced.
  */
-import { openAiInputSchema } from './openai-models.js';
+import { imageRulesFor, openAiInputSchema } from './openai-models.js';
 import { openAiCalls } from './openai/calls.js';
 import { runChat } from './openai/chat.js';
 import { runImages } from './openai/images.js';
@@ -41,6 +41,7 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     name: 'openai',
     steps: () => 1,
     inputSchema: openAiInputSchema,
+    imageSizes: (entry) => imageRulesFor(entry.model ?? '', entry).sizes,
     async run(job) {
       switch (job.operation.id) {
         case 'chat.generate':

@@ -12,6 +12,7 @@ import type { Egress } from '../egress/types.js';
 import type { Price } from '../operations/contract.js';
 import type { LocalEngines } from './local/engines.js';
 import type { OperationRouteSpec, ProviderSpec, ProviderType } from './specs.js';
+import type { ImageSize } from './openai-models.js';
 
 export interface ProducedFile {
   /** The top-level result field the file goes in. */
@@ -133,6 +134,11 @@ export interface Provider {
    * engine that cuts its output at a length); replaces the operation's bound for its quantities.
    */
   maximumQuantities?(op: OperationContract, input: Record<string, unknown>): Quantities;
+  /**
+   * The sizes the route's image model generates, when it takes fixed sizes (OpenAI's image
+   * models); undefined: any size image.generate allows. The sprites engine asks for frames at one.
+   */
+  imageSizes?(entry: OperationRouteSpec): readonly ImageSize[] | undefined;
   run(job: ProviderRun): Promise<ProviderResult>;
 }
 

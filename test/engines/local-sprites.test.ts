@@ -8,7 +8,7 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import sharp from 'sharp';
 import { compileStrict } from '../../src/http/validation.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { drawingSize } from '../../src/providers/local/sprite-draw-remote.js';
+import { imageRulesFor } from '../../src/providers/openai-models.js';
 import { makePng } from '../../src/providers/sim-files.js';
 import { call, createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
@@ -52,6 +53,7 @@ interface SpriteResult {
   exports: Record<string, { format: string; fileName: string; imageFileName: string; content: any; frames: { index: number; x: number; y: number; width: number; height: number }[] }>;
   provider: string;
   model: string | null;
+  frameMode?: string;
 }
 
 async function rawPixels(png: Buffer, region?: Rect): Promise<{ data: Buffer; width: number; height: number }> {
@@ -178,14 +180,16 @@ function writeProvidersFile(dir: string, name: string, json: unknown): string {
 }
 
 test('drawing sizes: OpenAI image models get the fixed size closest in shape; other models the frame shape scaled into 256..2048 in multiples of 64', () => {
-  assert.deepEqual(drawingSize('openai', 'gpt-image-1', 64, 64), { width: 1024, height: 1024 });
-  assert.deepEqual(drawingSize('openai', 'gpt-image-1', 128, 64), { width: 1536, height: 1024 });
-  assert.deepEqual(drawingSize('openai', 'dall-e-3', 32, 96), { width: 1024, height: 1792 });
-  assert.deepEqual(drawingSize('openai', 'dall-e-2', 64, 48), { width: 256, height: 256 });
-  assert.deepEqual(drawingSize('openai', 'dall-e-2', 300, 100), { width: 512, height: 512 });
-  assert.deepEqual(drawingSize('openai', 'sdxl-turbo', 64, 32), { width: 512, height: 256 });
-  assert.deepEqual(drawingSize('replicate', 'owner/model', 48, 48), { width: 256, height: 256 });
-  assert.deepEqual(drawingSize('replicate', 'owner/model', 16, 512), { width: 256, height: 2048 });
+  // The sizes each model takes come from its adapter (openai: openai-models.ts; none for others).
+  const sizesOf = (model: string) => imageRulesFor(model).sizes;
+  assert.deepEqual(drawingSize(sizesOf('gpt-image-1'), 64, 64), { width: 1024, height: 1024 });
+  assert.deepEqual(drawingSize(sizesOf('gpt-image-1'), 128, 64), { width: 1536, height: 1024 });
+  assert.deepEqual(drawingSize(sizesOf('dall-e-3'), 32, 96), { width: 1024, height: 1792 });
+  assert.deepEqual(drawingSize(sizesOf('dall-e-2'), 64, 48), { width: 256, height: 256 });
+  assert.deepEqual(drawingSize(sizesOf('dall-e-2'), 300, 100), { width: 512, height: 512 });
+  assert.deepEqual(drawingSize(sizesOf('sdxl-turbo'), 64, 32), { width: 512, height: 256 });
+  assert.deepEqual(drawingSize(undefined, 48, 48), { width: 256, height: 256 });
+  assert.deepEqual(drawingSize(undefined, 16, 512), { width: 256, height: 2048 });
 });
 
 for (const dbName of testDatabaseNames()) {
@@ -401,18 +405,30 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(drawn.deps, { credits: CREDITS });
       // Known drawings, smaller than the frame and not of its shape: each is scaled to fit.
       const drawings = [0, 1, 2].map((i) => makePng(24, 18, 300 + i));
-      fake.script('/v1/images/generations', ...drawings.map((png) => ({ json: { created: 1, data: [{ b64_json: png.toString('base64') }] } })));
+      const answers = drawings.map((png) => ({ json: { created: 1, data: [{ b64_json: png.toString('base64') }] } }));
+      fake.script('/v1/images/generations', answers[0]!);
+      fake.script('/v1/images/edits', ...answers.slice(1));
       const { job, result } = await sprite(drawn, t, { prompt: 'a knight walking', frames: 3, frameWidth: 32, frameHeight: 32 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
-      const requests = fake.seen('/v1/images/generations');
-      assert.equal(requests.length, 3);
-      for (const [i, req] of requests.entries()) {
+      const generations = fake.seen('/v1/images/generations');
+      const edits = fake.seen('/v1/images/edits');
+      assert.deepEqual([generations.length, edits.length], [1, 2], 'the first frame is generated, the others are edits of it');
+      const sent = [generations[0]!.json, ...edits.map((r) => r.form!.fields)];
+      for (const [i, req] of [...generations, ...edits].entries()) {
         assert.equal(req.headers.authorization, 'Bearer sk-painter-0123456789');
-        assert.equal(req.json.model, 'dall-e-2');
-        assert.equal(req.json.prompt, `a knight walking — frame ${i + 1} of 3`);
-        assert.equal(req.json.n, 1);
-        assert.equal(req.json.size, '256x256');
+        assert.equal(sent[i].model, 'dall-e-2');
+        assert.equal(sent[i].prompt, `a knight walking — frame ${i + 1} of 3`);
+        assert.equal(String(sent[i].n), '1');
+        assert.equal(sent[i].size, '256x256');
       }
+      // Issue 37 (consistent sprites): every frame after the first was asked for with the first
+      // frame's bytes (the stored 32×32 PNG, square as dall-e-2 needs) as its reference image.
+      const first = createHash('sha256').update(await download(drawn, result!.frames[0]!.url)).digest('hex');
+      for (const edit of edits) {
+        const images = edit.form!.files.filter((f) => f.field.startsWith('image'));
+        assert.deepEqual(images.map((f) => f.sha256), [first], 'the reference is the first frame');
+      }
+      assert.equal(result!.frameMode, 'first-frame-reference');
       assert.deepEqual([result!.provider, result!.model], ['engines', 'dall-e-2']);
       const { framePixels } = await checkSprite(drawn, result!, { frames: 3, frameWidth: 32, frameHeight: 32, padding: 2 });
       for (const [i, png] of drawings.entries()) {
@@ -426,8 +442,9 @@ for (const dbName of testDatabaseNames()) {
 
     test('a failure while drawing frame k charges the k frames drawn; a retry resumes after them (not charged again) and packs all frames', async () => {
       const t = await seedTenant(drawn.deps, { credits: CREDITS });
-      // Frames 1 and 2 are drawn; the provider refuses frame 3.
-      fake.script('/v1/images/generations', {}, {}, { status: 400, json: { error: { message: 'content policy', type: 'invalid_request_error', code: null } } });
+      // Frames 1 and 2 are drawn (the second from the first); the provider refuses frame 3.
+      fake.script('/v1/images/generations', {});
+      fake.script('/v1/images/edits', {}, { status: 400, json: { error: { message: 'content policy', type: 'invalid_request_error', code: null } } });
       const res = await run(drawn, t, 'sprite.generate', { prompt: 'a dragon flying', frames: 4, frameWidth: 24, frameHeight: 24 });
       assert.equal(res.statusCode, 202, res.body);
       const jobId = res.json().data.jobId as string;
@@ -445,8 +462,14 @@ for (const dbName of testDatabaseNames()) {
       await drain(drawn);
       const { job, result } = await finished(drawn, t, jobId);
       assert.equal(job.status, 'completed', JSON.stringify(job));
-      const prompts = fake.seen('/v1/images/generations').map((r) => r.json.prompt);
-      assert.deepEqual(prompts, [1, 2, 3, 3, 4].map((i) => `a dragon flying — frame ${i} of 4`), 'the retry draws frames 3 and 4 only');
+      const drawings = fake.seen().filter((r) => r.path.startsWith('/v1/images/'));
+      assert.deepEqual(
+        drawings.map((r) => [r.path, r.json?.prompt ?? r.form?.fields.prompt]),
+        [1, 2, 3, 3, 4].map((i) => [i === 1 ? '/v1/images/generations' : '/v1/images/edits', `a dragon flying — frame ${i} of 4`]),
+        'the retry draws frames 3 and 4 only, from the first frame the first attempt drew',
+      );
+      const first = createHash('sha256').update(await download(drawn, result!.frames[0]!.url)).digest('hex');
+      for (const edit of drawings.slice(1)) assert.deepEqual(edit.form!.files.filter((f) => f.field.startsWith('image')).map((f) => f.sha256), [first]);
       const total = PRICE.perRunMillicents + 4 * PRICE.perFrameMillicents;
       assert.equal(job.costMillicents, total);
       const b = await balance(drawn, t);
@@ -469,9 +492,25 @@ for (const dbName of testDatabaseNames()) {
       for (const [i, png] of drawings.entries()) {
         assert.ok(framePixels[i]!.equals(await sharp(png).resize(20, 20).ensureAlpha().raw().toBuffer()), `frame ${i + 1} is prediction ${i + 1}'s image`);
       }
+      // Its input template takes no reference images: each frame is drawn on its own, and the result says so.
+      assert.equal(result!.frameMode, 'independent');
       // Charged per frame at the sprites entry's prices: the prediction time plays no part.
       assert.equal(job.costMillicents, PRICE.perRunMillicents + 2 * PRICE.perFrameMillicents);
       await assertLedgerInvariants(predicted.deps, t.workspace.id);
+    });
+
+    test('frames that are not square, drawn on dall-e-2: the first frame is sent as the square PNG the model takes (the frame whole on a transparent square)', async () => {
+      const t = await seedTenant(drawn.deps, { credits: CREDITS });
+      const { job, result } = await sprite(drawn, t, { prompt: 'a banner waving', frames: 2, frameWidth: 40, frameHeight: 24 });
+      // The strict fake refuses an edit whose image is not a square PNG, as OpenAI does.
+      assert.equal(job.status, 'completed', JSON.stringify(job));
+      const [edit] = fake.seen('/v1/images/edits');
+      const [image] = edit!.form!.files.filter((f) => f.field.startsWith('image'));
+      const firstFrame = await download(drawn, result!.frames[0]!.url);
+      assert.notEqual(image!.sha256, createHash('sha256').update(firstFrame).digest('hex'), 'the 40×24 frame was made square');
+      assert.equal(image!.type, 'image/png');
+      assert.equal(result!.frameMode, 'first-frame-reference');
+      await assertLedgerInvariants(drawn.deps, t.workspace.id);
     });
 
     test('the prediction of the frame being drawn is saved in the job’s state at once, and cancelling the job cancels it, charging only the frames drawn', async () => {

@@ -1,7 +1,10 @@
 /**
  * Frames drawn by a provider of the file (`"frames": NAME`, an openai or replicate provider): each
  * frame is one image.generate request to that provider's adapter ("PROMPT — frame i of n", one
- * image, a size the provider accepts), run inside the sprite job's attempt.
+ * image, a size the provider accepts), run inside the sprite job's attempt. Where the provider
+ * takes reference images (its route's image.generate schema has `referenceMediaIds` and, for a
+ * model input template, the template uses it), every frame after the first is drawn from the first
+ * frame as its reference, so the character stays the same; otherwise each frame is drawn alone.
  *
  * The adapter gets a run of its own: the image.generate route of the provider with the sprites
  * entry's `model` and `input` template, the provider's operator key (a local route has no personal
@@ -12,6 +15,8 @@
  * instead of paying for a second one, and a user's cancel stops it.
  */
 import { imageGenerate } from '../../operations/image-generate.js';
+import { PROVIDER_KINDS } from '../kinds.js';
+import { nearestSize, type ImageSize } from '../openai-models.js';
 import type { ProviderSpec } from '../specs.js';
 import type { LocalContext, OperationRoute } from '../types.js';
 import { ProviderError, type ProducedFile, type Provider, type ProviderRun, type RemoteCancel } from '../types.js';
@@ -26,8 +31,13 @@ interface SavedDrawing {
 }
 
 export interface RemoteFrames {
-  /** Draws frame `index` (0-based) of `count`; the frames before it are done. */
-  draw(job: ProviderRun, index: number, count: number): Promise<Drawing>;
+  /** Frames after the first are drawn from the first one (the provider takes reference images). */
+  readonly takesReference: boolean;
+  /**
+   * Draws frame `index` (0-based) of `count`; the frames before it are done. `reference`: the media
+   * id of the first frame, for the frames after it when `takesReference`.
+   */
+  draw(job: ProviderRun, index: number, count: number, reference?: string): Promise<Drawing>;
   /** Stops the remote work of the frame being drawn (a user's cancel); nothing is charged for it. */
   cancel(job: RemoteCancel): Promise<void>;
 }
@@ -38,9 +48,12 @@ export function remoteFrames(name: string, ctx: LocalContext): RemoteFrames {
   if (!adapter || !provider) throw new Error(`providers file: the sprites engine draws frames on ${name}, which has no adapter`);
   const route = drawingRoute(name, adapter, provider, ctx);
   const apiKey = () => provider.apiKey?.reveal();
+  const sizes = adapter.imageSizes?.(route.spec!);
+  const takesReference = takesReferences(adapter, provider, route);
 
   return {
-    async draw(job, index, count) {
+    takesReference,
+    async draw(job, index, count, reference) {
       const saved = savedDrawing(job.state);
       const files: ProducedFile[] = [];
       let result;
@@ -49,7 +62,7 @@ export function remoteFrames(name: string, ctx: LocalContext): RemoteFrames {
           jobId: job.jobId,
           workspaceId: job.workspaceId,
           operation: imageGenerate,
-          input: frameInput(job.input, index, count, provider, route.model),
+          input: frameInput(job.input, index, count, sizes, takesReference ? reference : undefined),
           attempt: job.attempt,
           stepsTotal: 1,
           stepsDone: 0,
@@ -86,7 +99,7 @@ export function remoteFrames(name: string, ctx: LocalContext): RemoteFrames {
       if (!saved || !adapter.cancel) return;
       const count = typeof job.input.frames === 'number' ? job.input.frames : 8;
       try {
-        await adapter.cancel({ ...job, operation: imageGenerate, input: frameInput(job.input, saved.frame, count, provider, route.model), state: saved.state, route, apiKey: apiKey() });
+        await adapter.cancel({ ...job, operation: imageGenerate, input: frameInput(job.input, saved.frame, count, sizes), state: saved.state, route, apiKey: apiKey() });
       } catch (err) {
         // Best effort, like the adapters' own cancels: the job is cancelled whatever the provider says.
         ctx.log.warn({ jobId: job.jobId, provider: name, err }, 'sprites: cancelling the drawing of a frame failed');
@@ -104,35 +117,35 @@ function savedDrawing(state: Record<string, unknown>): SavedDrawing | undefined 
   return { frame: saved.frame, state: saved.state };
 }
 
-/** The image.generate input of one frame. */
-function frameInput(input: Record<string, unknown>, index: number, count: number, provider: ProviderSpec, model: string | null): Record<string, unknown> {
+/** The image.generate input of one frame (drawn from `reference`, a media id, when given). */
+function frameInput(input: Record<string, unknown>, index: number, count: number, sizes: readonly ImageSize[] | undefined, reference?: string): Record<string, unknown> {
   const width = typeof input.frameWidth === 'number' ? input.frameWidth : 64;
   const height = typeof input.frameHeight === 'number' ? input.frameHeight : 64;
-  const size = drawingSize(provider.type, model ?? '', width, height);
-  return { prompt: `${String(input.prompt ?? '')} — frame ${index + 1} of ${count}`, ...size, count: 1 };
+  const size = drawingSize(sizes, width, height);
+  return { prompt: `${String(input.prompt ?? '')} — frame ${index + 1} of ${count}`, ...size, count: 1, ...(reference ? { referenceMediaIds: [reference] } : {}) };
 }
 
 /**
- * The size asked of the provider for a frame of width × height: OpenAI's image models take a few
- * fixed sizes (the one closest in shape is chosen); other models (an OpenAI-compatible server, a
- * Replicate model) get the frame's shape scaled up to image.generate's range, in multiples of 64.
- * The drawing is then scaled down to the frame.
+ * The provider draws image.generate from reference images: its route's input schema takes
+ * `referenceMediaIds`, and where the kind maps the input through a model input template, the
+ * template uses them (a model without one would be sent a field it ignores).
  */
-export function drawingSize(type: string, model: string, width: number, height: number): { width: number; height: number } {
-  const closest = (sizes: [number, number][]) =>
-    sizes.reduce((best, s) => (Math.abs(Math.log(s[0] / s[1]) - Math.log(width / height)) < Math.abs(Math.log(best[0] / best[1]) - Math.log(width / height)) ? s : best));
-  if (type === 'openai' && /^gpt-image/i.test(model)) {
-    const [w, h] = closest([[1024, 1024], [1536, 1024], [1024, 1536]]);
-    return { width: w, height: h };
-  }
-  if (type === 'openai' && /^dall-e-3/i.test(model)) {
-    const [w, h] = closest([[1024, 1024], [1792, 1024], [1024, 1792]]);
-    return { width: w, height: h };
-  }
-  if (type === 'openai' && /^dall-e-2/i.test(model)) {
-    const side = [256, 512, 1024].find((s) => s >= Math.max(width, height)) ?? 1024;
-    return { width: side, height: side };
-  }
+function takesReferences(adapter: Provider, provider: ProviderSpec, route: OperationRoute): boolean {
+  const schema = (adapter.inputSchema?.(imageGenerate, route.spec) ?? imageGenerate.inputSchema) as { properties?: Record<string, unknown> };
+  if (!Object.hasOwn(schema.properties ?? {}, 'referenceMediaIds')) return false;
+  if (!PROVIDER_KINDS[provider.type].routeFields.input) return true;
+  return route.spec?.input !== undefined && JSON.stringify(route.spec.input).includes('{{referenceMediaIds}}');
+}
+
+/**
+ * The size asked of the provider for a frame of width × height: a model that takes fixed sizes
+ * (`sizes`: OpenAI's image models, openai-models.ts) gets the accepted size nearest in shape that
+ * covers the frame; other models (an OpenAI-compatible server, a Replicate model) get the frame's
+ * shape scaled up to image.generate's range, in multiples of 64. The drawing is then scaled down
+ * to the frame.
+ */
+export function drawingSize(sizes: readonly ImageSize[] | undefined, width: number, height: number): { width: number; height: number } {
+  if (sizes && sizes.length > 0) return nearestSize(sizes, { width, height });
   const scale = Math.max(1, 256 / Math.min(width, height));
   const round = (v: number) => Math.min(2048, Math.max(256, Math.round((v * scale) / 64) * 64));
   return { width: round(width), height: round(height) };

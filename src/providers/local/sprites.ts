@@ -56,7 +56,7 @@ export function spritesEngine(ctx: LocalContext): Provider {
   const remote: RemoteFrames | undefined = source === 'simulated' ? undefined : remoteFrames(source, ctx);
 
   async function draw(job: ProviderRun, p: SpriteInput, index: number): Promise<Drawing> {
-    if (remote) return remote.draw(job, index, p.frames);
+    if (remote) return remote.draw(job, index, p.frames, index > 0 ? firstFrameOf(job) : undefined);
     return drawSimulatedFrame(p.prompt, index, p.frames, p.frameWidth, p.frameHeight);
   }
 
@@ -95,12 +95,25 @@ export function spritesEngine(ctx: LocalContext): Provider {
         files.push({ field: 'strips', index: strip.index, name: stripFileName(strip), mimeType: 'image/png', bytes: await renderStrip(strip, frames, p.frameWidth, p.frameHeight) });
       }
       return {
-        data: { provider: job.route.providerName, model: job.route.model, exports: buildExports(p.engines, layout, strips) },
+        data: {
+          provider: job.route.providerName,
+          model: job.route.model,
+          // How the frames were kept alike: drawn from the first frame, or each on its own.
+          frameMode: remote?.takesReference && p.frames > 1 ? 'first-frame-reference' : 'independent',
+          exports: buildExports(p.engines, layout, strips),
+        },
         files,
         costMillicents: 0,
       };
     },
   };
+}
+
+/** The media id of the first frame (checkpointed by this attempt or an earlier one). */
+function firstFrameOf(job: ProviderRun): string {
+  const first = job.checkpointedFiles().find((file) => file.field === 'frames' && file.index === 0);
+  if (!first) throw new ProviderError('PROVIDER_ERROR', 'The first frame, the reference of the others, is missing.');
+  return first.mediaId;
 }
 
 /** The frames earlier attempts checkpointed, read back from the job's media. */

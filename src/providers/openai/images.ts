@@ -35,7 +35,7 @@ export async function runImages(calls: OpenAiCalls, job: ProviderRun): Promise<P
           ? []
           : await Promise.all(
               references.map(async (id, i) => {
-                const item = await job.media.read(id);
+                const item = rules.squareReference ? await squarePng(await job.media.read(id)) : await job.media.read(id);
                 return (await loadOpenAi()).toFile(item.bytes, `reference-${i + 1}.${extensionOf(item.mimeType)}`, { type: item.mimeType });
               }),
             );
@@ -97,6 +97,23 @@ async function imageBytes({ ctx, baseUrl, spec, policy }: OpenAiCalls, job: Prov
   throw new ProviderError('PROVIDER_ERROR', 'The provider answer has an image without data or URL.');
 }
 
+
+/**
+ * A reference image as a square PNG, for a model whose edit takes nothing else (dall-e-2): a
+ * square PNG as it is; anything else placed whole on a transparent square of its longer side.
+ */
+async function squarePng(item: { bytes: Buffer; mimeType: string }): Promise<{ bytes: Buffer; mimeType: string }> {
+  const { default: sharp } = await import('sharp');
+  try {
+    const { width, height, format } = await sharp(item.bytes).metadata();
+    if (format === 'png' && width !== undefined && width === height) return item;
+    const side = Math.max(width ?? 1, height ?? 1);
+    const bytes = await sharp(item.bytes).resize(side, side, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } }).png().toBuffer();
+    return { bytes, mimeType: 'image/png' };
+  } catch {
+    throw new ProviderError('MEDIA_UNREADABLE', 'A reference image could not be read as an image.');
+  }
+}
 
 function extensionOf(mimeType: string): string {
   const sub = mimeType.split('/')[1]?.split(';')[0]?.trim() ?? '';
