@@ -13,6 +13,8 @@ export interface Snapshot {
   /** SHA-256 of each table's rows (every column), independent of row order. */
   checksums: Record<string, string>;
   usageUsed: number;
+  /** Points in the usage history (minute, hour and day rows: each admitted point three times). */
+  historyPoints: number;
   creditTransactions: number;
 }
 
@@ -44,6 +46,7 @@ export function snapshot(db: SqliteDatabase.Database): Snapshot {
     counts,
     checksums,
     usageUsed: Number((db.prepare('select coalesce(sum(used), 0) as s from usage_counters').get() as { s: number }).s),
+    historyPoints: tables.includes('usage_history') ? Number((db.prepare("select coalesce(sum(count), 0) as s from usage_history where kind = 'points'").get() as { s: number }).s) : 0,
     creditTransactions: counts.credit_transactions ?? 0,
   };
 }
@@ -53,12 +56,16 @@ export interface WriteCheck {
   notes: string[];
 }
 
-/** A refused run wrote nothing: only usage_counters may move, by the points it admitted. */
+/**
+ * A refused run wrote nothing: only usage_counters may move, by the points it admitted, and the
+ * usage history (issue 36) only with them: by those points (three rows each: minute, hour, day)
+ * and the counts of refusals that waited for a write of their workspace (usage/history.ts).
+ */
 export function compareSnapshots(before: Snapshot, after: Snapshot, admitted: number): WriteCheck {
   const notes: string[] = [];
   let ok = true;
   for (const [table, n] of Object.entries(before.counts)) {
-    if (table === 'usage_counters') continue;
+    if (table === 'usage_counters' || (table === 'usage_history' && admitted > 0)) continue;
     if (after.counts[table] !== n) {
       ok = false;
       notes.push(`${table}: ${n} → ${after.counts[table]} rows`);
@@ -77,6 +84,10 @@ export function compareSnapshots(before: Snapshot, after: Snapshot, admitted: nu
   if (after.usageUsed !== expectedUsed) {
     ok = false;
     notes.push(`usage_counters sum(used) ${before.usageUsed} → ${after.usageUsed}, expected ${expectedUsed} (${admitted} admitted)`);
+  }
+  if (admitted > 0 && after.historyPoints !== before.historyPoints + 3 * admitted) {
+    ok = false;
+    notes.push(`usage_history points ${before.historyPoints} → ${after.historyPoints}, expected +${3 * admitted} (${admitted} admitted)`);
   }
   const rowGrowth = (after.counts.usage_counters ?? 0) - (before.counts.usage_counters ?? 0);
   if (admitted === 0 && rowGrowth !== 0) {

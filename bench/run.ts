@@ -40,6 +40,8 @@
  * PostgreSQL, end to end against graphile-worker, drain, complete output; see that file).
  * Then bench/sdk-output.ts (k, issue 17): the SDK's jobs.output of a 16 MiB result against a bare
  * fetch loop over the same pages, goal >= 0.8.
+ * Then bench/costs.ts (y, issue 36): GET /v1/costs's read of 31 days by day in 3 groups over a
+ * month of 1,000,000 ledger rows, on SQLite and PostgreSQL (goal median <= 50 ms).
  * Last, bench/cli.ts (q, issue 38): the operator CLI's `--help` (goal <= 0.25 s) and a read
  * (`users list`, goal <= 0.6 s) as fresh processes, median of 10, beside `node -e 0`.
  *
@@ -65,6 +67,7 @@ import { reportLocalSpeechBench, runLocalSpeechBench, type LocalSpeechBenchResul
 import { runJobBenches, type JobBenchRatio } from './jobs.js';
 import { reportSdkBench, runSdkBench, type SdkBenchResult } from './sdk-output.js';
 import { reportCliBench, runCliBench, type CliBenchCase } from './cli.js';
+import { reportCostBench, runCostBench, type CostBenchCase } from './costs.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -439,6 +442,14 @@ async function main(): Promise<void> {
       reportCliBench(cli);
     }
 
+    // bench/costs.ts (y, issue 36): GET /v1/costs over a month of 1,000,000 ledger rows, SQLite and PostgreSQL; BENCH_ONLY=y alone.
+    let costs: CostBenchCase[] | undefined;
+    if (!ONLY || ONLY.includes('y')) {
+      log('\nCost analytics at scale');
+      costs = await runCostBench();
+      reportCostBench(costs);
+    }
+
     const results = {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
@@ -456,12 +467,13 @@ async function main(): Promise<void> {
       jobs,
       sdk,
       cli,
+      costs,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
     mkdirSync(join(ROOT, '.bench'), { recursive: true });
     writeFileSync(join(ROOT, '.bench/results.json'), `${JSON.stringify(results, null, 2)}\n`);
     log(`\nwritten .bench/results.json (${results.elapsedS} s)`);
-    if (Object.values(checks).some((c) => !c.ok) || providers?.ok === false || localVideo?.ok === false || localSpeech?.ok === false) process.exitCode = 1;
+    if (Object.values(checks).some((c) => !c.ok) || providers?.ok === false || localVideo?.ok === false || localSpeech?.ok === false || costs?.some((c) => c.verdict === 'FAIL')) process.exitCode = 1;
   } finally {
     db?.close();
     await Promise.all(children.map((c) => c.stop()));

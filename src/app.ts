@@ -38,6 +38,8 @@ import { registerUnreadBodyHook } from './http/unread-body.js';
 import { workspaceRoutes } from './modules/accounts/routes.js';
 import { usageRoutes } from './modules/usage/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
+import { costRoutes } from './modules/costs/routes.js';
+import { OPERATION_IDS } from './operations/ids.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { toolRoutes } from './modules/tools/routes.js';
@@ -231,6 +233,8 @@ function documentRoute(schema: Record<string, unknown> | undefined, url: string,
       404: error('NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed).'),
       409: error('A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint.'),
       429: error('RATE_LIMITED (usage points; see Retry-After and details.limit).'),
+      // A JSON body over the body limit is refused before validation (error-handler.ts), on every route that takes one.
+      ...(schema.body || meta.document?.body ? { 413: error('PAYLOAD_TOO_LARGE: the request body is over the size limit.') } : {}),
       ...Object.fromEntries(Object.entries(meta.errors ?? {}).map(([status, text]) => [status, error(text)])),
       ...responses,
     },
@@ -255,6 +259,13 @@ function requireIdempotencyKey(headers: unknown): unknown {
   return copy;
 }
 
+/** What a 429 is counted under in the usage history: a run's operation when known, else the endpoint. */
+function refusedOperation(request: FastifyRequest, route: string): string {
+  const body = request.body as { operationId?: unknown } | undefined;
+  if (route === '/v1/runs' && typeof body?.operationId === 'string' && (OPERATION_IDS as string[]).includes(body.operationId)) return body.operationId;
+  return `${request.method} ${route}`;
+}
+
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   let closing = false;
   const app: FastifyInstance = Fastify({
@@ -266,6 +277,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       if (reply.statusCode === 429) {
         const refusal = request.tooManyRequests;
         deps.metrics.observeTooManyRequests(refusal?.code ?? 'unknown', refusal?.details?.limit);
+        // Per key and operation in the usage history (GET /v1/usage/history; modules/usage/history.ts).
+        const auth = request.auth;
+        if (auth) deps.usage.history.refused(auth.workspace.id, deps.clock.now(), { keyId: auth.key.id, operation: refusedOperation(request, route) }, refusal?.details?.limit);
       }
       // While draining, a keep-alive connection whose request just finished is idle now: close
       // it, so a client cannot hold the closing server open (server.close() only reaps the
@@ -363,6 +377,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     workspaceRoutes,
     usageRoutes,
     billingRoutes,
+    costRoutes,
     toolRoutes,
     runRoutes,
     jobRoutes,

@@ -96,6 +96,7 @@ export const presentTransaction = (t: LedgerEntry) => ({
   allocationId: t.allocationId,
   keyId: t.keyId,
   toolSlug: t.toolSlug,
+  operationId: t.operationId ?? null,
   jobId: t.jobId,
   executionOrigin: t.executionOrigin,
   reason: t.reason ?? null,

@@ -138,6 +138,7 @@ export const AdminTransactionSchema = Type.Object({
   allocationId: Type.Union([Uuid, Type.Null()]),
   keyId: Type.Union([Uuid, Type.Null()]),
   toolSlug: NullableString,
+  operationId: NullableString,
   jobId: Type.Union([Uuid, Type.Null()]),
   executionOrigin: NullableString,
   reason: NullableString,

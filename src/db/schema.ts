@@ -96,6 +96,37 @@ export interface CreditTransactionsTable {
   /** Operator adjustments only (migration 0011): why, and where the money came from or went. */
   reason: Generated<string | null>;
   provenance: Generated<string | null>;
+  /** The operation a job's entry paid for (migration 0015); null for entries of no job. */
+  operation_id: Generated<string | null>;
+}
+
+/** Usage points and 429s per workspace, span, bucket, key and operation (migration 0015; usage/history.ts). */
+export interface UsageHistoryTable {
+  workspace_id: string;
+  /** minute, hour or day. */
+  span: string;
+  bucket_ms: number;
+  key_id: string;
+  operation: string;
+  /** `points`, or `429:<details.limit>`. */
+  kind: string;
+  count: number;
+}
+
+/** The ledger summed per workspace, UTC hour, kind and attribution (migration 0015; modules/costs). */
+export interface CostRollupsTable {
+  workspace_id: string;
+  /** 'hour' or 'day': every ledger entry is counted once in each. */
+  span: string;
+  bucket_ms: number;
+  /** purchase, usage, expiration, refund (adjustment > 0), debit (adjustment < 0). */
+  kind: string;
+  /** '' when the entries have none. */
+  operation_id: string;
+  key_id: string;
+  execution_origin: string;
+  amount_mc: number;
+  entries: number;
 }
 
 export interface CreditHoldsTable {
@@ -337,6 +368,8 @@ export interface Database {
   api_key_workspaces: ApiKeyWorkspacesTable;
   credit_allocations: CreditAllocationsTable;
   credit_transactions: CreditTransactionsTable;
+  cost_rollups: CostRollupsTable;
+  usage_history: UsageHistoryTable;
   credit_holds: CreditHoldsTable;
   usage_counters: UsageCountersTable;
   domains: DomainsTable;

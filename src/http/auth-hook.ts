@@ -99,7 +99,7 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
     else done();
   }
 
-  function keyHook(meta: RouteMeta): onRequestHookHandler {
+  function keyHook(meta: RouteMeta, endpoint: string): onRequestHookHandler {
     const points = meta.points;
 
     /** Charges the route's points (or peeks for 'service' routes) and sets the RateLimit headers. */
@@ -108,9 +108,11 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
       const workspace = auth.workspace;
       const limits = resolveLimits(workspace);
       if (typeof points === 'number') {
-        const charged = deps.usage.chargeNow(workspace.id, points, limits);
+        // Attributed to the key and the endpoint in the usage history (usage/history.ts).
+        const by = { keyId: auth.key.id, operation: endpoint };
+        const charged = deps.usage.chargeNow(workspace.id, points, limits, by);
         if (charged) return afterCharge(reply, charged);
-        return deps.usage.charge(workspace.id, points, limits).then((result) => afterCharge(reply, result));
+        return deps.usage.charge(workspace.id, points, limits, by).then((result) => afterCharge(reply, result));
       }
       const peeked = deps.usage.peekNow(workspace.id, limits);
       if (peeked) return afterPeek(reply, peeked);
@@ -198,7 +200,7 @@ export function registerAuthHook(app: FastifyInstance, deps: Deps): void {
   app.addHook('onRoute', (route: RouteOptions) => {
     const meta = (route.config as { meta?: RouteMeta } | undefined)?.meta;
     if (!meta || meta.auth === 'none') return;
-    const hook = meta.auth === 'admin' ? adminHook(meta) : keyHook(meta);
+    const hook = meta.auth === 'admin' ? adminHook(meta) : keyHook(meta, `${Array.isArray(route.method) ? route.method[0] : route.method} ${route.url}`);
     route.onRequest = [...toArray(route.onRequest), hook];
     if (meta.auth === 'key' && meta.points === 'service') route.onSend = [...toArray(route.onSend), refreshRateLimit];
   });

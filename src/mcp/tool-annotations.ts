@@ -29,8 +29,10 @@ const RUN: Hints = { ...ADD, openWorldHint: true };
 const TABLE: Record<string, { title: string; hints: Hints }> = {
   service_workspaces_list: { title: 'List workspaces', hints: READ },
   service_usage_get: { title: 'Read usage points, budgets and stream limits', hints: READ },
+  service_usage_history: { title: 'Read usage points and 429s per minute, hour or day', hints: READ },
   service_balance_get: { title: 'Read the credit balance', hints: READ },
   service_transactions_list: { title: 'List credit transactions', hints: READ },
+  service_costs_get: { title: 'Read costs per day, operation and key', hints: READ },
   service_tools_list: { title: 'List Tool operations and their inputs', hints: READ },
   service_estimates_create: { title: 'Estimate the cost of an operation (reserves nothing)', hints: READ },
   service_runs_create: { title: 'Run a Tool operation (spends credits)', hints: RUN },

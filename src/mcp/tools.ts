@@ -18,8 +18,10 @@ export const MCP_UPLOAD_MAX_BASE64 = 60_000;
 const TOOL_NAMES: Record<string, string> = {
   'GET /v1/workspaces': 'service_workspaces_list',
   'GET /v1/usage': 'service_usage_get',
+  'GET /v1/usage/history': 'service_usage_history',
   'GET /v1/balance': 'service_balance_get',
   'GET /v1/transactions': 'service_transactions_list',
+  'GET /v1/costs': 'service_costs_get',
   'GET /v1/tools': 'service_tools_list',
   'POST /v1/estimates': 'service_estimates_create',
   'POST /v1/runs': 'service_runs_create',

@@ -271,12 +271,15 @@ describeEachDatabase('balance and transactions', (get_) => {
       grants.reverse().map((g) => ['purchase', g.amount, new Date(g.at).toISOString()]),
     );
     for (const item of data.items) {
-      assert.deepEqual(Object.keys(item).sort(), ['amountMillicents', 'createdAt', 'executionOrigin', 'id', 'jobId', 'toolSlug', 'type']);
+      // The spec's fields, plus keyId and operationId (issue 36, attribution).
+      assert.deepEqual(Object.keys(item).sort(), ['amountMillicents', 'createdAt', 'executionOrigin', 'id', 'jobId', 'keyId', 'operationId', 'toolSlug', 'type']);
       assert.match(item.id, UUID_RE);
       assert.ok(item.amountMillicents > 0);
       assert.equal(item.toolSlug, null);
       assert.equal(item.jobId, null);
       assert.equal(item.executionOrigin, null);
+      assert.equal(item.keyId, null);
+      assert.equal(item.operationId, null);
     }
     const times = data.items.map((x: any) => Date.parse(x.createdAt));
     assert.deepEqual([...times].sort((a, b) => b - a), times, 'newest first');
@@ -300,6 +303,8 @@ describeEachDatabase('balance and transactions', (get_) => {
       jobId,
       executionOrigin: 'api',
       createdAt: new Date(ctx.clock.now()).toISOString(),
+      keyId: t.key.id,
+      operationId: null,
     });
     assert.equal(data.items[1].type, 'purchase');
     assert.equal((await balance(ctx, t)).totalMillicents, 10_000 - 2_345);

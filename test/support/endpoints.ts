@@ -181,6 +181,9 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
   { method: 'GET', url: '/v1/usage', scope: 'usage:read', code: 'PUBLIC_USAGE_GET', points: 1 },
   { method: 'GET', url: '/v1/balance', scope: 'billing:read', code: 'PUBLIC_BALANCE_GET', points: 2 },
   { method: 'GET', url: '/v1/transactions', scope: 'billing:read', code: 'PUBLIC_TRANSACTIONS_LIST', points: 2 },
+  // Cost and usage analytics (issue 36): not in the shared spec; weights as the other billing and usage reads.
+  { method: 'GET', url: '/v1/costs', scope: 'billing:read', code: 'PUBLIC_COSTS_GET', points: 2 },
+  { method: 'GET', url: '/v1/usage/history', scope: 'usage:read', code: 'PUBLIC_USAGE_HISTORY_GET', points: 1 },
   { method: 'GET', url: '/v1/media', scope: 'media:read', code: 'PUBLIC_MEDIA_LIST', points: 2 },
   { method: 'POST', url: '/v1/media/upload', scope: 'media:write', code: 'PUBLIC_MEDIA_UPLOAD', points: 10, body: onePixelPngForm() },
   {

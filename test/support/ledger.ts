@@ -1,11 +1,13 @@
 /**
  * Ledger invariants, asserted after every test that moves money:
  * sum of ledger amounts = sum of remaining credits over allocations (granted − spent − expired);
- * reserved = sum of open holds; spendable = total − reserved ≥ 0.
+ * reserved = sum of open holds; spendable = total − reserved ≥ 0; and the cost rollup (issue 36)
+ * holds exactly the ledger summed per hour and per day.
  */
 import assert from 'node:assert/strict';
 import type { Deps } from '../../src/deps.js';
 import * as store from '../../src/modules/billing/store.js';
+import { assertRollupMatchesLedger } from './costs-oracle.js';
 
 export async function assertLedgerInvariants(deps: Deps, workspaceId: string): Promise<void> {
   const ledger = await store.sumLedger(deps.db, workspaceId);
@@ -26,4 +28,5 @@ export async function assertLedgerInvariants(deps: Deps, workspaceId: string): P
     .executeTakeFirst();
   assert.equal(reserved, Number(open?.total ?? 0), 'reserved equals the sum of open holds');
   assert.ok(total - reserved >= 0, `spendable ${total - reserved} is not negative`);
+  await assertRollupMatchesLedger(deps, workspaceId);
 }

@@ -31,6 +31,9 @@ export const SPEC_WEIGHTS: Record<string, number> = {
 /** Endpoints the spec does not have, with the weight docs/decisions.md gives them. */
 export const DECIDED_WEIGHTS: Record<string, number> = {
   'GET /v1/runs/lookup': 1,
+  // Cost and usage analytics (issue 36): as the other billing reads, and as GET /v1/usage.
+  'GET /v1/costs': 2,
+  'GET /v1/usage/history': 1,
 };
 
 /** Spec "Operation-specific weights for running or retrying", copied from the table (not from the code). */

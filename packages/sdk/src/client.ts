@@ -11,6 +11,7 @@ import { waitForJob, type WaitOptions } from './wait.js';
 import type {
   Allocation,
   Balance,
+  CostReport,
   Estimate,
   EventPage,
   Job,
@@ -29,6 +30,7 @@ import type {
   Tool,
   Transaction,
   Usage,
+  UsageHistory,
   Webhook,
   WebhookCreate,
   WebhookDelivery,
@@ -49,6 +51,46 @@ export interface CallOptions {
 export interface KeyedCallOptions extends CallOptions {
   /** 1 to 128 characters; default: a new random UUID. Reuse it only for the same request. */
   idempotencyKey?: string;
+}
+
+/** A time range: RFC 3339 date-times or YYYY-MM-DD dates (UTC), as strings or Dates. */
+export interface RangeParams {
+  from?: string | Date;
+  to?: string | Date;
+}
+
+export interface CostParams extends RangeParams {
+  /** UTC bucket width (default day). */
+  bucket?: 'hour' | 'day' | 'month';
+  groupBy?: ('operationId' | 'keyId' | 'executionOrigin')[];
+}
+
+export interface UsageHistoryParams extends RangeParams {
+  /** minute (the last 24 hours), hour (default) or day. */
+  bucket?: 'minute' | 'hour' | 'day';
+  groupBy?: ('keyId' | 'operation')[];
+}
+
+export interface TransactionListParams extends PageParams, RangeParams {}
+
+const time = (t: string | Date | undefined) => (t instanceof Date ? t.toISOString() : t);
+const range = (p: RangeParams) => ({ from: time(p.from), to: time(p.to) });
+
+/** The lines of a streamed text body (CSV), as they arrive. */
+async function* linesOf(res: Response): AsyncGenerator<string> {
+  if (!res.body) return;
+  const decoder = new TextDecoder();
+  let rest = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    rest += decoder.decode(chunk, { stream: true });
+    let at: number;
+    while ((at = rest.indexOf('\r\n')) >= 0) {
+      yield rest.slice(0, at);
+      rest = rest.slice(at + 2);
+    }
+  }
+  rest += decoder.decode();
+  if (rest) yield rest;
 }
 
 export interface EventListParams extends PageParams {
@@ -79,7 +121,7 @@ const newKey = () => globalThis.crypto.randomUUID();
 export function createClient(options: ClientOptions) {
   const transport = new Transport(options);
   const sha256 = options.sha256 ?? webCryptoSha256;
-  const get = async <T>(path: string, query?: Record<string, string | number | undefined>, o: CallOptions = {}) =>
+  const get = async <T>(path: string, query?: Record<string, string | number | readonly string[] | undefined>, o: CallOptions = {}) =>
     (await transport.json<T>({ method: 'GET', path, query, signal: o.signal, retry: true })).data;
   const post = async <T>(path: string, json?: unknown, o: CallOptions = {}) =>
     (await transport.json<T>({ method: 'POST', path, json, signal: o.signal, retry: false })).data;
@@ -176,11 +218,34 @@ export function createClient(options: ClientOptions) {
         }, params.cursor),
     },
     transactions: {
-      list: (params?: PageParams, o?: CallOptions) => get<Page<Transaction>>('/v1/transactions', page(params), o),
-      iterate: (params: PageParams = {}) => paginate((cursor) => get<Page<Transaction>>('/v1/transactions', page({ ...params, cursor })), params.cursor),
+      list: (params: TransactionListParams = {}, o?: CallOptions) => get<Page<Transaction>>('/v1/transactions', { ...page(params), ...range(params) }, o),
+      /** Every ledger entry (of the range, when given), newest first, page after page. */
+      iterate: (params: TransactionListParams = {}): AsyncGenerator<Transaction> =>
+        paginate((cursor) => get<Page<Transaction>>('/v1/transactions', { ...page({ ...params, cursor }), ...range(params) }), params.cursor),
+      /** The ledger of the range as CSV lines (the header first), oldest first, streamed as the service sends it. */
+      async *csv(params: RangeParams = {}, o: CallOptions = {}): AsyncGenerator<string> {
+        const res = await transport.send({ method: 'GET', path: '/v1/transactions', query: { format: 'csv', ...range(params) }, signal: o.signal, retry: true });
+        yield* linesOf(res);
+      },
+    },
+    costs: {
+      /** Spending per UTC bucket (hour, day, month), grouped by operationId, keyId and/or executionOrigin, with totals. */
+      list: (params: CostParams = {}, o?: CallOptions) =>
+        get<CostReport>('/v1/costs', { bucket: params.bucket, ...range(params), groupBy: params.groupBy?.length ? params.groupBy : undefined }, o),
+      /** The same lines as CSV (the header first). */
+      async *csv(params: CostParams = {}, o: CallOptions = {}): AsyncGenerator<string> {
+        const query = { format: 'csv', bucket: params.bucket, ...range(params), groupBy: params.groupBy?.length ? params.groupBy : undefined };
+        const res = await transport.send({ method: 'GET', path: '/v1/costs', query, signal: o.signal, retry: true });
+        yield* linesOf(res);
+      },
     },
     media,
-    usage: { get: (o?: CallOptions) => get<Usage>('/v1/usage', undefined, o) },
+    usage: {
+      get: (o?: CallOptions) => get<Usage>('/v1/usage', undefined, o),
+      /** Usage points and 429s per UTC minute, hour or day, grouped by keyId and/or operation. */
+      history: (params: UsageHistoryParams = {}, o?: CallOptions) =>
+        get<UsageHistory>('/v1/usage/history', { bucket: params.bucket, ...range(params), groupBy: params.groupBy?.length ? params.groupBy : undefined }, o),
+    },
     events,
     webhooks: {
       list: (o?: CallOptions) => get<{ items: Webhook[] }>('/v1/webhooks', undefined, o),

@@ -28,7 +28,8 @@ export interface TransportOptions {
 export interface RequestSpec {
   method: 'GET' | 'POST';
   path: string;
-  query?: Record<string, string | number | undefined> | undefined;
+  /** An array value is sent once per element (a repeatable parameter such as groupBy). */
+  query?: Record<string, string | number | readonly string[] | undefined> | undefined;
   /** A JSON body (serialised here) … */
   json?: unknown;
   /** … or a raw one (multipart, streams); never retried. */
@@ -129,8 +130,8 @@ export class Transport {
   url(path: string, query?: RequestSpec['query']): string {
     let url = this.baseUrl + path;
     if (query) {
-      const params = Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined);
-      if (params.length) url += `?${params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&')}`;
+      const params = Object.entries(query).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : Array.isArray(v) ? v.map((x) => [k, String(x)]) : [[k, String(v)]]));
+      if (params.length) url += `?${params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&')}`;
     }
     return url;
   }

@@ -42,6 +42,11 @@ export type Transaction = ResponseData<'PUBLIC_TRANSACTIONS_LIST'>['items'][numb
 export type MediaItem = ResponseData<'PUBLIC_MEDIA_GET'>;
 export type MediaDownload = ResponseData<'PUBLIC_MEDIA_DOWNLOAD'>;
 export type Usage = ResponseData<'PUBLIC_USAGE_GET'>;
+/** GET /v1/costs: spending per UTC bucket, grouped, with totals. */
+export type CostReport = ResponseData<'PUBLIC_COSTS_GET'>;
+export type CostLine = CostReport['totals']['lines'][number];
+/** GET /v1/usage/history: usage points and 429s per UTC minute, hour or day. */
+export type UsageHistory = ResponseData<'PUBLIC_USAGE_HISTORY_GET'>;
 export type EventPage = ResponseData<'PUBLIC_EVENTS_LIST'>;
 /** A workspace event: a feed entry and the JSON body of a webhook delivery. */
 export type ServiceEvent = EventPage['items'][number];

@@ -14,6 +14,7 @@ import * as keyRollAndAdjustments from './0011-key-roll-and-adjustments.js';
 import * as alerts from './0012-alerts.js';
 import * as mcpStreamSlots from './0013-mcp-stream-slots.js';
 import * as consoleSessions from './0014-console-sessions.js';
+import * as costRollups from './0015-cost-rollups.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012-alerts': alerts,
   '0013-mcp-stream-slots': mcpStreamSlots,
   '0014-console-sessions': consoleSessions,
+  '0015-cost-rollups': costRollups,
 };

@@ -88,7 +88,27 @@ export async function getBalance(deps: Deps, workspaceId: string, page: PageRequ
   };
 }
 
-export async function listTransactions(deps: Deps, workspaceId: string, page: PageRequest): Promise<{ items: LedgerEntry[]; nextCursor: string | null }> {
+export async function listTransactions(
+  deps: Deps,
+  workspaceId: string,
+  page: PageRequest,
+  range: store.LedgerRange = {},
+): Promise<{ items: LedgerEntry[]; nextCursor: string | null }> {
   await settleExpirations(deps, workspaceId);
-  return keysetPage(deps, 'transactions', workspaceId, page, (before, limit) => store.pageLedger(deps.db, workspaceId, before, limit));
+  return keysetPage(deps, 'transactions', workspaceId, page, (before, limit) => store.pageLedger(deps.db, workspaceId, before, limit, range));
+}
+
+/** Rows read per query of a ledger export: the export holds one chunk in memory at a time. */
+export const EXPORT_CHUNK = 1000;
+
+/** The ledger within `range`, oldest first, chunk by chunk (the CSV export; nothing else kept in memory). */
+export async function* exportLedger(deps: Deps, workspaceId: string, range: store.LedgerRange, chunk = EXPORT_CHUNK): AsyncGenerator<LedgerEntry[]> {
+  await settleExpirations(deps, workspaceId);
+  let after: string | null = null;
+  for (;;) {
+    const rows = await store.ledgerAscending(deps.db, workspaceId, after, chunk, range);
+    if (rows.length > 0) yield rows;
+    if (rows.length < chunk) return;
+    after = rows[rows.length - 1]!.id;
+  }
 }

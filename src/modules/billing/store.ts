@@ -3,6 +3,7 @@ import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import { sqlCapabilitiesOf } from '../../db/connect.js';
 import type { Database, Row } from '../../db/schema.js';
 import { arg, prepared } from '../../db/prepared.js';
+import { addToRollup } from '../costs/rollup.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -24,6 +25,8 @@ export interface LedgerEntry {
   allocationId: string | null;
   keyId: string | null;
   toolSlug: string | null;
+  /** The operation a job's entry paid for (migration 0015); null or absent for entries of no job. */
+  operationId?: string | null;
   jobId: string | null;
   executionOrigin: string | null;
   createdAt: number;
@@ -44,7 +47,7 @@ function toAllocation(r: Row<'credit_allocations'>): Allocation {
   };
 }
 
-function toEntry(r: Row<'credit_transactions'>): LedgerEntry {
+export function toEntry(r: Row<'credit_transactions'>): LedgerEntry {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
@@ -53,6 +56,7 @@ function toEntry(r: Row<'credit_transactions'>): LedgerEntry {
     allocationId: r.allocation_id,
     keyId: r.key_id,
     toolSlug: r.tool_slug,
+    operationId: r.operation_id ?? null,
     jobId: r.job_id,
     executionOrigin: r.execution_origin,
     createdAt: Number(r.created_at_ms),
@@ -88,11 +92,27 @@ const appendLedgerQuery = prepared((db) =>
     job_id: arg(7),
     execution_origin: arg(8),
     created_at_ms: arg(9),
+    operation_id: arg(10),
   }),
 );
 
+/** The entry as the cost rollup (modules/costs) counts it. */
+function rollupSource(e: LedgerEntry) {
+  return {
+    workspace_id: e.workspaceId,
+    type: e.type,
+    amount_mc: e.amountMillicents,
+    operation_id: e.operationId ?? null,
+    key_id: e.keyId,
+    execution_origin: e.executionOrigin,
+    created_at_ms: e.createdAt,
+  };
+}
+
+/** Appends a ledger entry and adds it to the cost rollup, in the caller's transaction. */
 export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
-  await appendLedgerQuery(db, e.id, e.workspaceId, e.type, e.amountMillicents, e.allocationId, e.keyId, e.toolSlug, e.jobId, e.executionOrigin, e.createdAt);
+  await appendLedgerQuery(db, e.id, e.workspaceId, e.type, e.amountMillicents, e.allocationId, e.keyId, e.toolSlug, e.jobId, e.executionOrigin, e.createdAt, e.operationId ?? null);
+  await addToRollup(db, [rollupSource(e)]);
 }
 
 /** A ledger entry with the adjustment columns (reason, provenance) the hot-path insert leaves out. */
@@ -112,8 +132,10 @@ export async function appendAdjustmentEntry(db: Db, e: LedgerEntry & { reason: s
       created_at_ms: e.createdAt,
       reason: e.reason,
       provenance: e.provenance,
+      operation_id: e.operationId ?? null,
     })
     .execute();
+  await addToRollup(db, [rollupSource(e)]);
 }
 
 /** Sum of remaining credits over every allocation of the workspace, expired or not (= the ledger sum). */
@@ -163,9 +185,27 @@ export async function pageLiveAllocations(db: Db, workspaceId: string, now: numb
   return rows.map(toAllocation);
 }
 
-/** Ledger entries newest first, before the id `beforeId`. */
-export async function pageLedger(db: Db, workspaceId: string, beforeId: string | undefined, limit: number): Promise<LedgerEntry[]> {
+/** Ledger entries oldest first (id order), after the id `afterId`, within `range`: the CSV export's chunks. */
+export async function ledgerAscending(db: Db, workspaceId: string, afterId: string | null, limit: number, range: LedgerRange = {}): Promise<LedgerEntry[]> {
   let q = db.selectFrom('credit_transactions').selectAll().where('workspace_id', '=', workspaceId);
+  if (range.from !== undefined) q = q.where('created_at_ms', '>=', range.from);
+  if (range.to !== undefined) q = q.where('created_at_ms', '<', range.to);
+  if (afterId !== null) q = q.where('id', '>', afterId);
+  const rows = await q.orderBy('id', 'asc').limit(limit).execute();
+  return rows.map(toEntry);
+}
+
+/** A time range of ledger entries ([from, to), either end open). */
+export interface LedgerRange {
+  from?: number | undefined;
+  to?: number | undefined;
+}
+
+/** Ledger entries newest first, before the id `beforeId`, created within `range` when given. */
+export async function pageLedger(db: Db, workspaceId: string, beforeId: string | undefined, limit: number, range: LedgerRange = {}): Promise<LedgerEntry[]> {
+  let q = db.selectFrom('credit_transactions').selectAll().where('workspace_id', '=', workspaceId);
+  if (range.from !== undefined) q = q.where('created_at_ms', '>=', range.from);
+  if (range.to !== undefined) q = q.where('created_at_ms', '<', range.to);
   if (beforeId) q = q.where('id', '<', beforeId);
   const rows = await q.orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toEntry);

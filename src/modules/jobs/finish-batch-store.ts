@@ -12,6 +12,7 @@ import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
 import { VERSION_COLUMNS, type JobRow } from './store.js';
 import { MEDIA_COLUMNS } from '../media/store.js';
+import { addRollupRowsSql, rollupRowsOf } from '../costs/rollup.js';
 
 type Db = Kysely<Database>;
 
@@ -92,7 +93,7 @@ export interface FinishWrites {
   notify: string[];
 }
 
-const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms'];
+const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms', 'operation_id'];
 const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms'];
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 
@@ -119,7 +120,9 @@ export function writeFinishRecordsQuery(db: Db, w: FinishWrites): CompiledQuery 
  * their new versions, the allocations' debits and the holds' release, in one statement, which fails (guard.ts) unless
  * every finish applies to the job row as read (same version, still processing under the lease),
  * every debit finds its credits and every hold is still open: then all that was decided from the
- * rows read before the lock still holds. Returns the updated rows.
+ * rows read before the lock still holds. The ledger entries' cost rollup (modules/costs) is
+ * written here too, under the lock: an upsert of a shared rollup row before it could wait for a
+ * transaction that holds the lock. Returns the updated rows.
  */
 export function writeFinishMoneyQuery(db: Db, workspaceId: string, w: FinishWrites, now: number): CompiledQuery {
   const checked = guardCheck(
@@ -159,7 +162,8 @@ export function writeFinishMoneyQuery(db: Db, workspaceId: string, w: FinishWrit
       update credit_holds set released_at_ms = ${now}
       where id = any(${w.releasedHolds}::text[]) and released_at_ms is null
       returning id
-    ), ver as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))})
+    ), ver as (${insertJsonRows('job_versions', VERSION_COLUMNS, rowsJson(w.versions, VERSION_COLUMNS))}),
+    cr as (${addRollupRowsSql(JSON.stringify(rollupRowsOf(w.ledger)))})
     select ${checked} as checked,
       (select coalesce(json_agg(u), '[]'::json) from u) as jobs,
       -- count() evaluates pg_notify once per job: the notifications go out at commit.

@@ -145,6 +145,7 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
           allocation_id: null,
           key_id: row.key_id,
           tool_slug: row.tool_slug,
+          operation_id: row.operation_id,
           job_id: row.id,
           execution_origin: row.execution_origin,
           created_at_ms: now,

@@ -109,6 +109,7 @@ async function finishJobSingly(deps: Deps, jobId: string, req: FinishRequest): P
         jobId: updated.id,
         keyId: updated.key_id,
         toolSlug: updated.tool_slug,
+        operationId: updated.operation_id,
         executionOrigin: updated.execution_origin,
       });
     }

@@ -108,7 +108,7 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
   const scope = { keyId: auth.key.id, workspaceId: auth.workspace.id, idemKey };
   const claim = await idempotency.claim(deps, scope, idempotency.requestHash('POST /v1/jobs/retry', { jobId }));
   if (claim.kind === 'replay') {
-    await chargePoints(deps, auth.workspace, 1);
+    await chargePoints(deps, auth.workspace, 1, { keyId: auth.key.id, operation: 'replay' });
     return { statusCode: claim.statusCode, body: claim.body as Record<string, unknown>, replayed: true };
   }
   try {
@@ -116,7 +116,7 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
     if (row.status !== 'failed' || !op.asynchronous) throw new AppError('JOB_NOT_RETRYABLE');
     // 400 OPERATION_UNAVAILABLE when the deployment no longer offers the operation.
     routeFor(deps, op);
-    await chargePoints(deps, auth.workspace, operationPoints(op.id));
+    await chargePoints(deps, auth.workspace, operationPoints(op.id), { keyId: auth.key.id, operation: op.id });
     const now = deps.clock.now();
     const input = JSON.parse(row.input_json) as Record<string, unknown>;
     const cp = readCheckpoint(row);

@@ -123,6 +123,8 @@ export interface SettleRequest {
   jobId: string;
   keyId: string | null;
   toolSlug: string;
+  /** The job's operation, carried by its usage entry (cost analytics, modules/costs). */
+  operationId?: string | null;
   executionOrigin: string | null;
   /** What the provider work consumed; charged up to the open hold. */
   consumedMillicents: number;
@@ -177,6 +179,7 @@ export async function applySettlement(deps: Deps, trx: Trx, now: number, plan: S
       allocationId: null,
       keyId: req.keyId,
       toolSlug: req.toolSlug,
+      operationId: req.operationId ?? null,
       jobId: req.jobId,
       executionOrigin: req.executionOrigin,
       createdAt: now,

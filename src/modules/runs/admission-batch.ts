@@ -85,7 +85,7 @@ export function admitInBatch(deps: Deps, run: QueuedRun): Promise<BatchOutcome> 
 /** Gives back the points an attempt that did not commit charged, so the next attempt charges anew. */
 function refundAttempt(deps: Deps, runs: QueuedRun[]): void {
   for (const run of runs) {
-    if (run.charged) refundPoints(deps, run.auth.workspace, run.points, run.charged);
+    if (run.charged) refundPoints(deps, run.auth.workspace, run.points, run.charged, { keyId: run.auth.key.id, operation: run.op.id });
     run.charged = undefined;
   }
 }
@@ -282,7 +282,7 @@ function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Fig
       continue;
     }
     try {
-      const charged = chargePointsNow(deps, run.auth.workspace, run.points);
+      const charged = chargePointsNow(deps, run.auth.workspace, run.points, { keyId: run.auth.key.id, operation: run.op.id });
       if (!charged) {
         outcomes.push({ kind: 'points' });
         continue;

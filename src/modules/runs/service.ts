@@ -89,7 +89,7 @@ const REFUSED_BEFORE_CHARGE = new Set<string>([
 export async function chargeRefusal(deps: Deps, auth: AuthContext, err: unknown): Promise<unknown> {
   if (!(err instanceof AppError) || !(REFUSED_BEFORE_CHARGE.has(err.code) || idempotency.isIdempotencyKeyRefusal(err))) return err;
   try {
-    await chargePoints(deps, auth.workspace, 1);
+    await chargePoints(deps, auth.workspace, 1, { keyId: auth.key.id, operation: 'refusal' });
   } catch (limited) {
     return limited;
   }
@@ -141,7 +141,7 @@ async function admitSynchronous(
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
-        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        if (!chargePointsNow(deps, auth.workspace, points, { keyId: auth.key.id, operation: op.id })) throw new PointsNotLoaded();
         return { kind: 'new' as const, job: await admit(deps, trx, auth, op, input, origin) };
       }, batch);
     } catch (err) {
@@ -153,7 +153,7 @@ async function admitSynchronous(
 }
 
 async function replay(deps: Deps, auth: AuthContext, claim: { statusCode: number; body: unknown }): Promise<RunResponse> {
-  await chargePoints(deps, auth.workspace, 1);
+  await chargePoints(deps, auth.workspace, 1, { keyId: auth.key.id, operation: 'replay' });
   return { statusCode: claim.statusCode as 200 | 202, body: claim.body as Record<string, unknown>, replayed: true };
 }
 
@@ -205,7 +205,7 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
         const claim = await idempotency.claimIn(trx, scope, hash, deps.clock.now());
         if (claim.kind === 'replay') return claim;
         // Counters read from the database here would wait for the connection this transaction holds.
-        if (!chargePointsNow(deps, auth.workspace, points)) throw new PointsNotLoaded();
+        if (!chargePointsNow(deps, auth.workspace, points, { keyId: auth.key.id, operation: op.id })) throw new PointsNotLoaded();
         const job = await admit(deps, trx, auth, op, input, origin);
         const body = { kind: 'job', jobId: job.id, status: job.status, maximumCostMillicents: Number(job.max_cost_mc) };
         await idempotency.complete(trx, scope, 202, body);

@@ -23,6 +23,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { periodRange } from '../../lib/periods.js';
+import { UsageHistory, type Attribution } from './history.js';
 
 export interface WindowView {
   limit: number;
@@ -73,6 +74,8 @@ export interface PointLimits {
 }
 
 export class UsageMeter {
+  /** Points per key and operation, and 429s, for GET /v1/usage/history; written by every flush. */
+  readonly history = new UsageHistory();
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<Entry>>();
   private pending: PendingWrite[] = [];
@@ -80,6 +83,8 @@ export class UsageMeter {
   private flushing: Promise<void> | undefined;
   /** Minute rows older than an hour are deleted by the first flush and then every PRUNE_EVERY_MS. */
   private nextPruneAt = 0;
+  /** Set by stop(): the last flush writes every count of the history, refusals included. */
+  private stopping = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -102,21 +107,22 @@ export class UsageMeter {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.stopping = true;
     await this.flush();
   }
 
   /** Admits `points` for the workspace if both windows have room; refusals change nothing. */
-  async charge(workspaceId: string, points: number, limits: PointLimits): Promise<ChargeResult> {
-    return this.admit(this.cached(workspaceId) ?? (await this.entry(workspaceId)), points, limits);
+  async charge(workspaceId: string, points: number, limits: PointLimits, by?: Attribution): Promise<ChargeResult> {
+    return this.admit(this.cached(workspaceId) ?? (await this.entry(workspaceId)), points, limits, by);
   }
 
   /**
    * charge() without waiting, when the workspace's counters are in memory (every request after
    * the first of a workspace); undefined when they must be read first (then call charge()).
    */
-  chargeNow(workspaceId: string, points: number, limits: PointLimits): ChargeResult | undefined {
+  chargeNow(workspaceId: string, points: number, limits: PointLimits, by?: Attribution): ChargeResult | undefined {
     const entry = this.cached(workspaceId);
-    return entry && this.admit(entry, points, limits);
+    return entry && this.admit(entry, points, limits, by);
   }
 
   /**
@@ -124,7 +130,9 @@ export class UsageMeter {
    * rolled back and decided again: admission-batch.ts). `charged` is what the charge returned;
    * points of a window that has rolled since are taken off that window's row.
    */
-  refundNow(workspaceId: string, points: number, charged: { minute: WindowView; month: WindowView }): void {
+  refundNow(workspaceId: string, points: number, charged: { minute: WindowView; month: WindowView }, by?: Attribution): void {
+    // The history takes the points off the minute they were charged in.
+    if (by) this.history.add(workspaceId, charged.minute.resetsAt - 1, by, 'points', -points);
     const entry = this.entries.get(workspaceId);
     for (const kind of ['minute', 'month'] as const) {
       const end = charged[kind].resetsAt;
@@ -145,7 +153,7 @@ export class UsageMeter {
     return entry && { minute: this.view(entry.minute, limits.pointsPerMinute), month: this.view(entry.month, limits.pointsPerMonth) };
   }
 
-  private admit(entry: Entry, points: number, limits: PointLimits): ChargeResult {
+  private admit(entry: Entry, points: number, limits: PointLimits, by?: Attribution): ChargeResult {
     const minute = this.view(entry.minute, limits.pointsPerMinute);
     const month = this.view(entry.month, limits.pointsPerMonth);
     if (minute.used + points > minute.limit) return { ok: false, limit: 'POINTS_MINUTE', resetsAt: minute.resetsAt, minute, month };
@@ -154,6 +162,7 @@ export class UsageMeter {
     entry.month.delta += points;
     minute.used += points;
     month.used += points;
+    if (by) this.history.add(entry.workspaceId, entry.minute.start, by, 'points', points);
     return { ok: true, minute, month };
   }
 
@@ -275,10 +284,12 @@ export class UsageMeter {
       this.restore(synced.slice(done));
       throw err;
     }
-    if (now >= this.nextPruneAt) {
+    const prune = now >= this.nextPruneAt;
+    if (prune) {
       this.nextPruneAt = now + PRUNE_EVERY_MS;
       await this.pruneOldMinutes(now);
     }
+    await this.history.flush(this.db, now, prune, this.stopping);
   }
 
   /** Puts back the points of writes that did not happen, where the next flush will find them. */

@@ -1,4 +1,5 @@
 /** GET /v1/usage: points windows, budgets and stream availability of the selected workspace. */
+import { usageHistoryRoutes } from './history-routes.js';
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
@@ -64,4 +65,5 @@ export async function usageRoutes(app: FastifyInstance, deps: Deps): Promise<voi
       return report instanceof Promise ? report.then((r) => present(request, r)) : present(request, report);
     },
   );
+  await usageHistoryRoutes(app, deps);
 }

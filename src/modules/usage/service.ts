@@ -7,6 +7,7 @@ import { hasBudgetCeilings, type BudgetCeilings, type Workspace } from '../accou
 import { sumKeyOpenHolds, sumKeySpent, sumOpenHolds, sumSpent } from '../billing/store.js';
 import type { ApiKey } from '../auth/types.js';
 import type { ChargeResult, LimitName, WindowView } from './meter.js';
+import type { Attribution } from './history.js';
 import { resolveLimits, type Limits } from './plans.js';
 import type { MaybePromise } from '../auth/service.js';
 
@@ -42,8 +43,8 @@ export function rateLimitedError(now: number, refused: Extract<ChargeResult, { o
 }
 
 /** Charges `points` to the workspace or throws 429 RATE_LIMITED naming the window that refused. */
-export async function chargePoints(deps: Deps, workspace: Workspace, points: number): Promise<WindowView> {
-  const result = await deps.usage.charge(workspace.id, points, resolveLimits(workspace));
+export async function chargePoints(deps: Deps, workspace: Workspace, points: number, by?: Attribution): Promise<WindowView> {
+  const result = await deps.usage.charge(workspace.id, points, resolveLimits(workspace), by);
   if (!result.ok) throw rateLimitedError(deps.clock.now(), result);
   return result.minute;
 }
@@ -53,15 +54,15 @@ export async function chargePoints(deps: Deps, workspace: Workspace, points: num
  * the counters from the database): undefined when the workspace's counters are not in memory;
  * load them with loadPoints() outside the transaction first.
  */
-export function chargePointsNow(deps: Deps, workspace: Workspace, points: number): Extract<ChargeResult, { ok: true }> | undefined {
-  const result = deps.usage.chargeNow(workspace.id, points, resolveLimits(workspace));
+export function chargePointsNow(deps: Deps, workspace: Workspace, points: number, by?: Attribution): Extract<ChargeResult, { ok: true }> | undefined {
+  const result = deps.usage.chargeNow(workspace.id, points, resolveLimits(workspace), by);
   if (result && !result.ok) throw rateLimitedError(deps.clock.now(), result);
   return result;
 }
 
 /** Gives back points charged by chargePointsNow for work that did not happen (UsageMeter.refundNow). */
-export function refundPoints(deps: Deps, workspace: Workspace, points: number, charged: Extract<ChargeResult, { ok: true }>): void {
-  deps.usage.refundNow(workspace.id, points, charged);
+export function refundPoints(deps: Deps, workspace: Workspace, points: number, charged: Extract<ChargeResult, { ok: true }>, by?: Attribution): void {
+  deps.usage.refundNow(workspace.id, points, charged, by);
 }
 
 /** Brings the workspace's point counters into memory (a no-op when they are). */

@@ -100,6 +100,38 @@ export async function transactions(c: Context): Promise<number> {
   return EXIT.OK;
 }
 
+const COST_GROUPS = ['operationId', 'keyId', 'executionOrigin'] as const;
+type CostGroup = (typeof COST_GROUPS)[number];
+
+/** Rows of text as a table: columns padded to their widest cell; numbers right-aligned. */
+export function table(header: string[], rows: string[][], numeric: ReadonlySet<number>): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/** `costs [--by hour|day|month] [--group operationId,keyId,executionOrigin] [--from T] [--to T]` (GET /v1/costs). */
+export async function costs(c: Context): Promise<number> {
+  const by = c.args.flag('by') ?? 'day';
+  if (by !== 'hour' && by !== 'day' && by !== 'month') throw new UsageError('--by must be hour, day or month');
+  const groups = c.args.list('group') ?? [];
+  for (const g of groups) if (!(COST_GROUPS as readonly string[]).includes(g)) throw new UsageError(`--group must be among ${COST_GROUPS.join(', ')} (got ${g})`);
+  const report = await c.client.costs.list(
+    { bucket: by, groupBy: groups as CostGroup[], ...(c.args.flag('from') ? { from: c.args.flag('from') } : {}), ...(c.args.flag('to') ? { to: c.args.flag('to') } : {}) },
+    { signal: c.signal },
+  );
+  c.print.result(report, (r: typeof report) => {
+    const cols = r.groupBy as CostGroup[];
+    const label = (iso: string) => (by === 'hour' ? iso.slice(0, 16).replace('T', ' ') : by === 'day' ? iso.slice(0, 10) : iso.slice(0, 7));
+    const rows = r.buckets.flatMap((b) => b.lines.map((l) => [label(b.start), l.type, ...cols.map((g) => l[g] ?? '-'), String(l.costMillicents), String(l.entries)]));
+    rows.push(['total', '', ...cols.map(() => ''), String(r.totals.costMillicents), String(r.totals.lines.reduce((n, l) => n + l.entries, 0))]);
+    const header = [by, 'type', ...cols, 'costMillicents', 'entries'];
+    const numeric = new Set([header.length - 2, header.length - 1]);
+    return `${table(header, rows, numeric)}\n${r.from} – ${r.to} (UTC); ${millicents(r.totals.costMillicents)}`;
+  });
+  return EXIT.OK;
+}
+
 /** `run OP --input JSON|@file [--wait] [--out FILE] [--idempotency-key K]` */
 export async function run(c: Context): Promise<number> {
   const op = one(c.args, 'operation id (run OP --input JSON)') as OperationId;

@@ -18,6 +18,8 @@ Commands:
   usage                                       usage points, budgets, streams
   balance                                     credits: total, reserved, spendable
   transactions [--limit N|--all]              the credit ledger, newest first
+  costs [--by hour|day|month] [--group operationId,keyId,executionOrigin] [--from T] [--to T]
+                                              spending per UTC bucket, grouped (a table; --json for the report)
   run OP --input JSON|@file [--wait] [--out FILE] [--idempotency-key K]
                                               run an operation; --wait follows the job and prints the result;
                                               --out writes the verified output and downloads produced files
@@ -77,6 +79,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await commands.balance(c);
       case 'transactions':
         return await commands.transactions(c);
+      case 'costs':
+        return await commands.costs(c);
       case 'run':
         return await commands.run(c);
       case 'jobs':

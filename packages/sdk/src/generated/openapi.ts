@@ -24,6 +24,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/costs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Costs per UTC bucket, grouped by operation, key or execution origin
+         * @description Spending from the ledger in whole UTC buckets (at most 744 hours, 366 days or 36 months), exact to the millicent: the totals equal minus the sum of the ledger entries of the range other than purchases. Refunds, debits and expirations are lines of their own. `Accept: text/csv` or `format=csv` answers the lines as CSV.
+         *
+         *     Scope: `billing:read`. Costs 2 usage points. Success code: `PUBLIC_COSTS_GET`.
+         */
+        get: operations["PUBLIC_COSTS_GET"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/estimates": {
         parameters: {
             query?: never;
@@ -361,7 +383,9 @@ export interface paths {
         };
         /**
          * Credit transaction ledger, newest first
-         * @description Scope: `billing:read`. Costs 2 usage points. Success code: `PUBLIC_TRANSACTIONS_LIST`.
+         * @description `Accept: text/csv` or `format=csv` streams every entry of the range (`from`, `to`) as CSV, oldest first.
+         *
+         *     Scope: `billing:read`. Costs 2 usage points. Success code: `PUBLIC_TRANSACTIONS_LIST`.
          */
         get: operations["PUBLIC_TRANSACTIONS_LIST"];
         put?: never;
@@ -384,6 +408,26 @@ export interface paths {
          * @description Scope: `usage:read`. Costs 1 usage point. Success code: `PUBLIC_USAGE_GET`.
          */
         get: operations["PUBLIC_USAGE_GET"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage points and 429s per UTC minute, hour or day, by key or operation
+         * @description Scope: `usage:read`. Costs 1 usage point. Success code: `PUBLIC_USAGE_HISTORY_GET`.
+         */
+        get: operations["PUBLIC_USAGE_HISTORY_GET"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1342,6 +1386,199 @@ export interface operations {
             };
         };
     };
+    PUBLIC_COSTS_GET: {
+        parameters: {
+            query?: {
+                /** @description UTC bucket width (default day). */
+                bucket?: "hour" | "day" | "month";
+                /** @description csv: the lines as CSV (same as Accept: text/csv). */
+                format?: "json" | "csv";
+                /** @description Start of the range (inclusive); default the bucket width times 24 (hours), 31 (days) or 12 (months) before `to`: an RFC 3339 date-time or a date (YYYY-MM-DD, midnight UTC), rounded out to whole UTC buckets. */
+                from?: string;
+                /** @description Repeatable: operationId, keyId, executionOrigin. Every line is also split by type. */
+                groupBy?: ("operationId" | "keyId" | "executionOrigin")[];
+                /** @description End of the range (exclusive); default the end of the current bucket: an RFC 3339 date-time or a date (YYYY-MM-DD, midnight UTC), rounded out to whole UTC buckets. */
+                to?: string;
+            };
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Costs read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            bucket: string;
+                            buckets: {
+                                costMillicents: number;
+                                /** Format: date-time */
+                                end: string;
+                                lines: {
+                                    /** @description Minus the sum of the ledger entries of the line: positive for spending, negative for refunds. */
+                                    costMillicents: number;
+                                    /** @description Ledger entries summed. */
+                                    entries: number;
+                                    executionOrigin?: string | null;
+                                    keyId?: string | null;
+                                    operationId?: string | null;
+                                    /** @description usage (spending by jobs), refund (an operator adjustment adding credits), debit (an operator adjustment taking credits), expiration (credits expired unused). */
+                                    type: "usage" | "refund" | "debit" | "expiration";
+                                }[];
+                                /** Format: date-time */
+                                start: string;
+                            }[];
+                            /** Format: date-time */
+                            from: string;
+                            groupBy: string[];
+                            /** Format: date-time */
+                            to: string;
+                            totals: {
+                                byType: {
+                                    debit: number;
+                                    expiration: number;
+                                    refund: number;
+                                    usage: number;
+                                };
+                                costMillicents: number;
+                                lines: {
+                                    /** @description Minus the sum of the ledger entries of the line: positive for spending, negative for refunds. */
+                                    costMillicents: number;
+                                    /** @description Ledger entries summed. */
+                                    entries: number;
+                                    executionOrigin?: string | null;
+                                    keyId?: string | null;
+                                    operationId?: string | null;
+                                    /** @description usage (spending by jobs), refund (an operator adjustment adding credits), debit (an operator adjustment taking credits), expiration (credits expired unused). */
+                                    type: "usage" | "refund" | "debit" | "expiration";
+                                }[];
+                            };
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     PUBLIC_TOOLS_ESTIMATE: {
         parameters: {
             query?: never;
@@ -1453,6 +1690,24 @@ export interface operations {
             };
             /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3449,6 +3704,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. Retry once the operator has freed space. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_QUEUE_GET: {
@@ -3763,6 +4036,24 @@ export interface operations {
             };
             /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4109,7 +4400,13 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description csv: every entry of the range, oldest first, as streamed CSV (same as Accept: text/csv); limit and cursor do not apply. */
+                format?: "json" | "csv";
+                /** @description Only entries created at or after this time (RFC 3339 date-time or YYYY-MM-DD, UTC). */
+                from?: string;
                 limit?: number;
+                /** @description Only entries created before this time (RFC 3339 date-time or YYYY-MM-DD, UTC). */
+                to?: string;
             };
             header: {
                 /** @description UUID of a workspace included in the API key. */
@@ -4138,6 +4435,10 @@ export interface operations {
                                 /** Format: uuid */
                                 id: string;
                                 jobId: string | null;
+                                /** @description The API key whose job the entry belongs to; null for entries of no job. */
+                                keyId: string | null;
+                                /** @description The operation the job ran; null for entries of no job. */
+                                operationId: string | null;
                                 toolSlug: string | null;
                                 /** @description purchase, usage, expiration or adjustment (an operator correction) */
                                 type: string;
@@ -4310,6 +4611,197 @@ export interface operations {
                             };
                             /** Format: uuid */
                             workspaceId: string;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    PUBLIC_USAGE_HISTORY_GET: {
+        parameters: {
+            query?: {
+                /** @description minute (the last 24 hours), hour (the last 61 days; default) or day. */
+                bucket?: "minute" | "hour" | "day";
+                /** @description Start (inclusive); default 60 minutes, 24 hours or 31 days before `to`: an RFC 3339 date-time or a date (YYYY-MM-DD, midnight UTC), rounded out to whole UTC buckets. */
+                from?: string;
+                /** @description Repeatable: keyId, operation. */
+                groupBy?: ("keyId" | "operation")[];
+                /** @description End (exclusive); default the end of the current bucket: an RFC 3339 date-time or a date (YYYY-MM-DD, midnight UTC), rounded out to whole UTC buckets. */
+                to?: string;
+            };
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage history read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            bucket: string;
+                            buckets: {
+                                /** Format: date-time */
+                                end: string;
+                                lines: {
+                                    keyId?: string;
+                                    /** @description The operation of a run or retry; `replay` and `refusal` for their one point; else the endpoint (`GET /v1/balance`). */
+                                    operation?: string;
+                                    points: number;
+                                    /** @description 429 answers by their details.limit (POINTS_MINUTE, POINTS_MONTH, BUDGET_…, WAITING_JOBS, STREAMS …). */
+                                    refused: {
+                                        [key: string]: number;
+                                    };
+                                }[];
+                                points: number;
+                                /** @description 429 answers by their details.limit (POINTS_MINUTE, POINTS_MONTH, BUDGET_…, WAITING_JOBS, STREAMS …). */
+                                refused: {
+                                    [key: string]: number;
+                                };
+                                /** Format: date-time */
+                                start: string;
+                            }[];
+                            /** Format: date-time */
+                            from: string;
+                            groupBy: string[];
+                            /** Format: date-time */
+                            to: string;
+                            totals: {
+                                lines: {
+                                    keyId?: string;
+                                    /** @description The operation of a run or retry; `replay` and `refusal` for their one point; else the endpoint (`GET /v1/balance`). */
+                                    operation?: string;
+                                    points: number;
+                                    /** @description 429 answers by their details.limit (POINTS_MINUTE, POINTS_MONTH, BUDGET_…, WAITING_JOBS, STREAMS …). */
+                                    refused: {
+                                        [key: string]: number;
+                                    };
+                                }[];
+                                points: number;
+                                /** @description 429 answers by their details.limit (POINTS_MINUTE, POINTS_MONTH, BUDGET_…, WAITING_JOBS, STREAMS …). */
+                                refused: {
+                                    [key: string]: number;
+                                };
+                            };
                         };
                         message: string;
                         /** @enum {boolean} */
@@ -4714,6 +5206,24 @@ export interface operations {
             };
             /** @description WEBHOOK_LIMIT_REACHED: the workspace already has 20 active (unrevoked) webhooks. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5207,6 +5717,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
                 headers: {
@@ -5352,6 +5880,24 @@ export interface operations {
             };
             /** @description WEBHOOK_REVOKED: the webhook is revoked. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5518,6 +6064,24 @@ export interface operations {
             };
             /** @description WEBHOOK_REVOKED: the webhook is revoked. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
