@@ -988,6 +988,11 @@ export interface components {
                     mediaType?: string;
                 };
             };
+            /**
+             * @description How the frames were kept alike: each frame after the first drawn from the first one as its reference image, or each drawn on its own (the provider takes no reference images).
+             * @enum {string}
+             */
+            frameMode?: "first-frame-reference" | "independent";
             frames: {
                 /** Format: uuid */
                 mediaId: string;
