@@ -16,6 +16,7 @@ import { budgets, checked, csv, int, limits, lowCredits, single, UsageError, typ
 import * as P from './present.js';
 import * as S from './schemas.js';
 import { READ_COMMANDS } from './cli-reads.js';
+import { COST_COMMANDS } from './cli-costs.js';
 import { issueSignInLink } from '../console/sessions.js';
 import { AppError } from '../http/errors.js';
 
@@ -228,6 +229,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
   }),
 
   ...READ_COMMANDS,
+  ...COST_COMMANDS,
 };
 
 interface QuickstartInput {

@@ -36,6 +36,10 @@ export const OPTIONS = {
   overlap: { type: 'string' },
   reason: { type: 'string' },
   cursor: { type: 'string' },
+  bucket: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  group: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

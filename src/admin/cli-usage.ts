@@ -37,6 +37,12 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   transactions list --workspace ID | webhooks deliveries --workspace ID --webhook ID
                                        lists: newest first, [--limit N] [--cursor C], print {items, nextCursor}
   webhooks list --workspace ID | provider-keys list --workspace ID
+  costs get --workspace ID [--bucket hour|day|month] [--from T] [--to T] [--group operationId|keyId|executionOrigin]...
+                                       spending per UTC bucket, by type and the groups asked
+  costs top-spenders [--bucket B] [--from T] [--to T] [--limit N]
+                                       workspaces by spending over the range, the largest first
+  usage history --workspace ID [--bucket minute|hour|day] [--from T] [--to T] [--group keyId|operation]...
+                                       usage points and 429s per UTC bucket
   help                                 this text
 
 Exit codes: 0 done, 1 refused (error CODE: message on stderr), 2 wrong command line.
@@ -78,6 +84,9 @@ export const COMMAND_NAMES: readonly string[] = [
   'webhooks deliveries',
   'provider-keys list',
   'credits adjust',
+  'costs get',
+  'costs top-spenders',
+  'usage history',
 ];
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

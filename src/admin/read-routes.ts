@@ -9,7 +9,8 @@ import type { Deps } from '../deps.js';
 import { envelopeSchema, ok } from '../http/envelope.js';
 import { rollKey, updateKey } from '../modules/auth/keys.js';
 import { adjustCredits } from '../modules/billing/adjustments.js';
-import { CostQuerySchema, CostReportSchema } from '../modules/costs/routes.js';
+import { CostReportSchema } from '../modules/costs/routes.js';
+import { AdminCostQuery, TopSpendersQuery, TopSpendersSchema } from './cost-schemas.js';
 import { getTopSpenders, getWorkspaceCosts } from '../modules/costs/service.js';
 import { UsageHistoryQuerySchema, UsageHistorySchema } from '../modules/usage/history-routes.js';
 import { getUsageHistory } from '../modules/usage/history-service.js';
@@ -112,28 +113,12 @@ export async function adminReadRoutes(app: FastifyInstance, deps: Deps): Promise
   });
 
   // ---- cost and usage analytics (issue 36): the public reads for any workspace, and across them --
-  const { format: _format, ...costQuery } = CostQuerySchema.properties;
-  const AdminCostQuery = Type.Object(costQuery, { additionalProperties: false });
   get('/admin/v1/workspaces/:id/costs', 'ADMIN_COSTS_GET', 'Costs of the workspace per UTC bucket.', { params: S.IdParams, query: AdminCostQuery, response: CostReportSchema }, (r) =>
     getWorkspaceCosts(deps, r.params.id, r.query),
   );
   get('/admin/v1/workspaces/:id/usage/history', 'ADMIN_USAGE_HISTORY_GET', 'Usage points and 429s of the workspace per UTC bucket.', { params: S.IdParams, query: UsageHistoryQuerySchema, response: UsageHistorySchema }, async (r) => {
     if (!(await findWorkspace(deps.db, r.params.id))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
     return getUsageHistory(deps, r.params.id, r.query);
-  });
-  const TopSpendersQuery = Type.Object(
-    {
-      bucket: costQuery.bucket,
-      from: costQuery.from,
-      to: costQuery.to,
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
-    },
-    { additionalProperties: false },
-  );
-  const TopSpendersSchema = Type.Object({
-    from: Type.String({ format: 'date-time' }),
-    to: Type.String({ format: 'date-time' }),
-    items: Type.Array(Type.Object({ workspaceId: Type.String(), usageMillicents: Type.Integer(), costMillicents: Type.Integer(), usageEntries: Type.Integer() })),
   });
   get('/admin/v1/costs/top-spenders', 'ADMIN_TOP_SPENDERS', 'Workspaces by spending over the range, the largest first.', { query: TopSpendersQuery, response: TopSpendersSchema }, (r) => getTopSpenders(deps, r.query));
 

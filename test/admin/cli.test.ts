@@ -29,6 +29,7 @@ import { findDomain } from '../../src/modules/domains/store.js';
 import { readProviderKey } from '../../src/modules/provider-keys/service.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
+import { getWorkspaceCosts } from '../../src/modules/costs/service.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { TEST_SECRET_KEY } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
@@ -460,6 +461,33 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       usageError(await cli(config, 'users', 'list', '--limit', '0'), /--limit must be >= 1/);
       usageError(await cli(config, 'keys', 'list'), /exactly one of --workspace or --user/);
       refused(await cli(config, 'workspaces', 'get', '--workspace', '01890000-0000-7000-8000-000000000000'), 'NOT_FOUND');
+    });
+
+    test('cli cost reads: costs get, costs top-spenders and usage history print what the admin API’s services answer; bad values exit 2 naming the option', async () => {
+      const owner = await newUser();
+      const ws = await newWorkspace(owner.id);
+      json(await cli(config, 'credits', 'grant', '--workspace', ws.id, '--amount', '500000'));
+      const created = json(await cli(config, 'keys', 'create', '--user', owner.id, '--workspace', ws.id));
+      await refreshAuth();
+      const chat = await app.inject({ method: 'POST', url: '/v1/runs', headers: { authorization: `Bearer ${created.secret}`, 'x-service-workspace': ws.id, 'idempotency-key': 'cli-costs-1' }, payload: { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'hi' }] } } });
+      assert.equal(chat.statusCode, 200, chat.body);
+      await deps.usage.flush();
+      // A range of whole months around now, so both reads cover the same buckets whenever they run.
+      const range = { bucket: 'month', from: '2026-01-01', to: '2028-01-01' } as const;
+      const costs = json(await cli(config, 'costs', 'get', '--workspace', ws.id, '--bucket', range.bucket, '--from', range.from, '--to', range.to, '--group', 'operationId', '--group', 'keyId'));
+      assert.deepEqual(costs, JSON.parse(JSON.stringify(await getWorkspaceCosts(deps, ws.id, { ...range, groupBy: ['operationId', 'keyId'] }))));
+      const spent = costs.buckets.flatMap((b: any) => b.lines).filter((l: any) => l.type === 'usage');
+      assert.deepEqual(spent.map((l: any) => [l.operationId, l.keyId]), [['chat.generate', created.key.id]]);
+      assert.ok(spent[0].costMillicents > 0);
+      const top = json(await cli(config, 'costs', 'top-spenders', '--bucket', range.bucket, '--from', range.from, '--to', range.to, '--limit', '100'));
+      assert.ok(top.items.some((i: any) => i.workspaceId === ws.id && i.usageMillicents === spent[0].costMillicents));
+      const history = json(await cli(config, 'usage', 'history', '--workspace', ws.id, '--bucket', 'day', '--group', 'operation'));
+      assert.ok(Array.isArray(history.buckets));
+      usageError(await cli(config, 'costs', 'get', '--workspace', ws.id, '--bucket', 'week'), /--bucket must be one of: hour, day, month/);
+      usageError(await cli(config, 'costs', 'get', '--workspace', ws.id, '--group', 'colour'), /--group/);
+      usageError(await cli(config, 'costs', 'top-spenders', '--limit', '0'), /--limit must be >= 1/);
+      refused(await cli(config, 'costs', 'get', '--workspace', '01890000-0000-7000-8000-000000000000'), 'NOT_FOUND');
+      refused(await cli(config, 'usage', 'history', '--workspace', '01890000-0000-7000-8000-000000000000'), 'NOT_FOUND');
     });
 
     test('cli changes: keys update and roll (old secret refused after the overlap), credits adjust (refund and debit, never below spendable)', async () => {
