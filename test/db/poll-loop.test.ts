@@ -76,6 +76,51 @@ describe('poll loop', () => {
     await h.loop.stop();
   });
 
+  test('rounds that keep failing log the first failure, then at most one line per failureLogMs with the count, and the recovery once', async () => {
+    const lines: { level: string; msg: string; fields: Record<string, unknown> }[] = [];
+    const logger = {
+      error: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'error', msg, fields }),
+      info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', msg, fields }),
+    } as unknown as pino.Logger;
+    let rounds = 0;
+    let failing = true;
+    let settled: () => void = () => {};
+    const loop = new PollLoop({
+      name: 'db',
+      pollMs: 1,
+      failureLogMs: 200,
+      log: logger,
+      round: async () => {
+        rounds++;
+        if (!failing && rounds > 0) settled();
+        if (failing) throw new Error('connection refused');
+      },
+    });
+    // The loop's timers are unref'd: this keeps the test's event loop alive while it waits.
+    const keepAlive = setInterval(() => {}, 50);
+    const started = Date.now();
+    loop.start();
+    while (Date.now() - started < 450) await new Promise((r) => setTimeout(r, 20));
+    const failedRounds = rounds;
+    const elapsed = Date.now() - started;
+    const recovered = new Promise<void>((r) => (settled = r));
+    failing = false;
+    await recovered;
+    await loop.stop();
+    clearInterval(keepAlive);
+    const errors = lines.filter((l) => l.level === 'error');
+    assert.ok(failedRounds >= 5, `the loop went on failing (${failedRounds} rounds)`);
+    // At most one line per 200 ms of failures (the first at once), however many rounds failed.
+    assert.ok(errors.length >= 2 && errors.length <= 1 + Math.ceil(elapsed / 200), `${errors.length} error lines for ${failedRounds} failed rounds in ${elapsed} ms`);
+    assert.ok(errors.length < failedRounds, 'not one line per failed round');
+    assert.equal(errors[0]!.msg, 'db round failed');
+    assert.equal(errors[1]!.msg, 'db round failed (still failing)');
+    assert.ok((errors[1]!.fields.failedRounds as number) > 1 && (errors[1]!.fields.notLoggedSince as number) >= 1);
+    const infos = lines.filter((l) => l.level === 'info');
+    assert.deepEqual(infos.map((l) => l.msg), ['db rounds succeed again']);
+    assert.ok((infos[0]!.fields.failedRounds as number) >= failedRounds - 1);
+  });
+
   test('stop ends the wait, waits for the round in progress and starts no other; a failed round is logged and the loop goes on', async () => {
     let rounds = 0;
     let release: () => void = () => {};
