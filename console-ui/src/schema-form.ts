@@ -163,10 +163,14 @@ export interface SchemaFormProps {
   /** Problems by field name (from INVALID_INPUT pointers or the form itself). */
   problems: Record<string, string>;
   onChange: (name: string, value: FieldValue) => void;
+  /** Uploads a file for a media field (then chosen in it); absent: media fields only choose. */
+  onUpload?: (name: string, file: File) => void;
+  /** The media field whose upload is in progress. */
+  uploading?: string | undefined;
 }
 
 /** The fields of the form, each labelled, with its hint and any problem tied by aria-describedby. */
-export function SchemaFields({ fields, values, media, problems, onChange }: SchemaFormProps) {
+export function SchemaFields({ fields, values, media, problems, onChange, onUpload, uploading }: SchemaFormProps) {
   return fields.map((f) => {
     const id = `input-${f.name}`;
     const hintId = `${id}-hint`;
@@ -211,6 +215,20 @@ export function SchemaFields({ fields, values, media, problems, onChange }: Sche
               <option value="">${choices.length ? 'Choose media…' : 'No media of this kind: upload some on the Media page'}</option>
               ${choices.map((m) => html`<option key=${m.id} value=${m.id}>${m.name} (${m.mimeType})</option>`)}
             </select>`;
+        // Or upload a file here: it is stored as workspace media (the API's checks) and chosen.
+        if (onUpload) {
+          const accept = k.accept.map((p) => (p.endsWith('/') ? `${p}*` : p)).join(',');
+          control = html`${control}
+            <label class="upload-inline">or upload a file
+              <input type="file" name=${`${f.name}-upload`} accept=${accept} disabled=${uploading === f.name} aria-describedby=${described} onChange=${(e: Event) => {
+                const input = e.currentTarget as HTMLInputElement;
+                const file = input.files?.[0];
+                if (file) onUpload(f.name, file);
+                input.value = '';
+              }} />
+            </label>
+            ${uploading === f.name ? html`<span class="hint" aria-live="polite">Uploading…</span>` : null}`;
+        }
         break;
       }
       case 'number':

@@ -16,6 +16,8 @@ import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
 import { uploadPixel } from '../support/api-fuzz.js';
+import { png } from '../support/media.js';
+import { waitUntil } from '../support/wait.js';
 import { drain } from '../support/jobs.js';
 import { seedKey, seedTenant, uniqueEmail } from '../support/seed.js';
 import { browserTestUnavailable, freePort, launchChromium, screenshot, seriousViolations, watchPageProblems, type LaunchedBrowser } from '../support/browser.js';
@@ -51,6 +53,11 @@ async function jobRows(ctx: TestContext, workspaceId: string) {
 async function drainSoon(ctx: TestContext): Promise<void> {
   await new Promise((r) => setTimeout(r, 300));
   await drain(ctx);
+}
+
+/** Polls `read` until it returns a row. */
+async function waitForRow<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
+  return (await waitUntil(read, (row) => row !== undefined, what)) as T;
 }
 
 describeEachDatabase(
@@ -167,6 +174,18 @@ describeEachDatabase(
       const input = await ctx.deps.db.selectFrom('jobs').select('input_json').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow();
       assert.equal(JSON.parse(input.input_json).mediaId, pixel.id, 'the chosen media went into the input');
       await page.waitForFunction("(() => { const img = document.querySelector('figure.file img'); return !!img && img.complete && img.naturalWidth > 0; })()");
+
+      // Or upload a file right from the form: stored with the API's checks, then chosen in the field.
+      await operation.selectOption('headshot.generate');
+      await page.getByLabel('or upload a file').setInputFiles({ name: 'face.png', mimeType: 'image/png', buffer: await png(24, 24) });
+      const uploaded = await waitForRow(() => ctx.deps.db.selectFrom('media').select(['id', 'name']).where('workspace_id', '=', t.workspace.id).where('name', '=', 'face.png').executeTakeFirst(), 'the uploaded file to be stored');
+      const references = page.getByRole('listbox', { name: /^referenceMediaIds/ });
+      await page.waitForFunction(`[...document.querySelector('select[name="referenceMediaIds"]').selectedOptions].some((o) => o.value === ${JSON.stringify(uploaded.id)})`);
+      assert.deepEqual(await references.evaluate((el: any) => [...el.selectedOptions].map((o: any) => o.textContent)), ['face.png (image/png)']);
+      // A file the API refuses is refused here with its code, and nothing is stored.
+      await page.getByLabel('or upload a file').setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });
+      await page.getByText('UNSUPPORTED_MEDIA').waitFor();
+      assert.equal(await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).where('name', '=', 'notes.png').executeTakeFirst(), undefined);
 
       await operation.selectOption('sprite.generate');
       await page.getByRole('textbox', { name: /^prompt/ }).fill('a walking knight');

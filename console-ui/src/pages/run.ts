@@ -11,6 +11,7 @@ import { ErrorNotice, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { JobView } from '../job-view.js';
 import { formatMillicents, newIdempotencyKey, runsApi, usableKeys, type Estimate, type MediaChoice, type Operation, type RunAnswer, type Tool } from '../runs-api.js';
+import { mediaApi } from './media-api.js';
 import { fieldOfPointer, formFields, FormProblem, initialValues, inputOf, SchemaFields, type FieldValue, type FormValues } from '../schema-form.js';
 
 export function RunPage({ workspace }: { workspace: Workspace | undefined }) {
@@ -51,6 +52,7 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
   const [estimate, setEstimate] = useState<{ estimate: Estimate; input: Record<string, unknown>; idempotencyKey: string } | undefined>();
   const [answer, setAnswer] = useState<{ run: RunAnswer; replayed: boolean } | undefined>();
   const [busy, setBusy] = useState(false);
+  const [uploading, setUploading] = useState<string | undefined>();
   const busyRef = useRef(false);
   // Bumped by every change of the form: an estimate answered for an older form is not shown.
   const formVersion = useRef(0);
@@ -96,6 +98,23 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
     setEstimate(undefined);
     setAnswer(undefined);
     if (problems[name]) setProblems((p) => ({ ...p, [name]: '' }));
+  }
+
+  /** Uploads a file for a media field, as the Media page does, then chooses it in that field. */
+  async function uploadFor(name: string, file: File) {
+    setUploading(name);
+    setError(undefined);
+    try {
+      const { media: item } = await mediaApi.upload(workspace.id, file);
+      setMedia((list) => [{ id: item.id, name: item.name, mimeType: item.mimeType }, ...list.filter((m) => m.id !== item.id)]);
+      const field = fields.find((f) => f.name === name);
+      const current = values[name];
+      change(name, field?.kind.kind === 'media' && field.kind.multiple ? [...(Array.isArray(current) ? current : []), item.id] : item.id);
+    } catch (err) {
+      showRefusal(err);
+    } finally {
+      setUploading(undefined);
+    }
   }
 
   function showRefusal(err: unknown) {
@@ -170,7 +189,7 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
               ${operation ? html`<span class="hint">${operation.asynchronous ? 'Queued: runs as a job you can follow.' : 'Synchronous: the result comes with the answer.'} ${operation.usagePoints} usage points.</span>` : null}
             </div>`}
       ${operation ? html`<fieldset class="inputs"><legend>Input of ${operation.operationId}</legend>
-          <${SchemaFields} fields=${fields} values=${values} media=${media} problems=${problems} onChange=${change} />
+          <${SchemaFields} fields=${fields} values=${values} media=${media} problems=${problems} onChange=${change} onUpload=${uploadFor} uploading=${uploading} />
         </fieldset>` : null}
       <${ErrorNotice} error=${error} />
       ${operation ? html`<p><button type="submit" disabled=${busy}>Estimate cost</button></p>` : null}
