@@ -115,126 +115,151 @@ export function isPostgresUrl(url: string): boolean {
   return url.startsWith('postgres://') || url.startsWith('postgresql://');
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const problems: string[] = [];
-  const str = (name: string): string | undefined => {
-    const v = env[name];
+/**
+ * Reads the environment's values, collecting every problem (so they are all listed at once): an
+ * empty value counts as unset.
+ */
+class EnvReader {
+  readonly problems: string[] = [];
+  constructor(readonly env: Env) {}
+
+  str(name: string): string | undefined {
+    const v = this.env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
-  };
-  const int = (name: string, def: number, min: number, max: number): number => {
-    const raw = str(name);
+  }
+
+  int(name: string, def: number, min: number, max: number): number {
+    const raw = this.str(name);
     if (raw === undefined) return def;
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
       return def;
     }
     return Number(raw);
-  };
-  const cidrList = (name: string): string[] => {
-    const raw = str(name);
+  }
+
+  cidrList(name: string): string[] {
+    const raw = this.str(name);
     if (raw === undefined) return [];
     const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
     // Canonical notation only (lib/ip-ranges.ts): `0177.1` or `010.0.0.0/8` would otherwise be read
     // as octal, and a leading-zero typo would trust or allow another network.
     for (const item of items) {
-      if (!isValidRange(item)) problems.push(`${name}: "${item}" is not an IP address or CIDR range in canonical notation (e.g. 10.0.0.0/8, 2001:db8::/32)`);
+      if (!isValidRange(item)) this.problems.push(`${name}: "${item}" is not an IP address or CIDR range in canonical notation (e.g. 10.0.0.0/8, 2001:db8::/32)`);
     }
     return items;
-  };
-
-  const port = int('PORT', 8080, 0, 65535);
-  const metricsPort = str('METRICS_PORT') === undefined ? undefined : int('METRICS_PORT', 0, 0, 65535);
-  const host = str('HOST') ?? '127.0.0.1';
-  if (!ipaddr.isValid(host) && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)) {
-    problems.push(`HOST must be an IP address or a host name (got "${host}")`);
   }
-  const dataDirSetting = str('DATA_DIR') ?? './data';
+}
+
+/** Where the service listens and the address it is reached at. */
+function listening(r: EnvReader) {
+  const port = r.int('PORT', 8080, 0, 65535);
+  const metricsPort = r.str('METRICS_PORT') === undefined ? undefined : r.int('METRICS_PORT', 0, 0, 65535);
+  const host = r.str('HOST') ?? '127.0.0.1';
+  if (!ipaddr.isValid(host) && !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)) {
+    r.problems.push(`HOST must be an IP address or a host name (got "${host}")`);
+  }
+  const publicBaseUrl = (r.str('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  if (!isHttpUrl(publicBaseUrl)) r.problems.push(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
+  else if (!isPlainBaseUrl(publicBaseUrl)) r.problems.push(`PUBLIC_BASE_URL must be a plain base URL without credentials, query or fragment (got "${publicBaseUrl}")`);
+  return { port, metricsPort, host, publicBaseUrl };
+}
+
+/** Where the data lives: the data directory, the database and the media store. */
+function storage(r: EnvReader) {
+  const dataDirSetting = r.str('DATA_DIR') ?? './data';
   const dataDir = resolve(dataDirSetting);
   // The embedded database lives in DATA_DIR unless DATABASE_URL says otherwise, so one DATA_DIR
   // is one deployment (database, media, secret key) and its server lock covers all of it.
-  const databaseUrl = str('DATABASE_URL') ?? `sqlite:${dataDirSetting.replace(/\/+$/, '')}/service.db`;
+  const databaseUrl = r.str('DATABASE_URL') ?? `sqlite:${dataDirSetting.replace(/\/+$/, '')}/service.db`;
   if (!databaseUrl.startsWith('sqlite:') && !isPostgresUrl(databaseUrl)) {
-    problems.push(`DATABASE_URL must be sqlite:PATH or postgres://… (got "${redactUrlPassword(databaseUrl)}")`);
+    r.problems.push(`DATABASE_URL must be sqlite:PATH or postgres://… (got "${redactUrlPassword(databaseUrl)}")`);
   } else if (databaseUrl.startsWith('sqlite:') && databaseUrl.length === 'sqlite:'.length) {
-    problems.push('DATABASE_URL sqlite: needs a file path (sqlite:./data/service.db)');
+    r.problems.push('DATABASE_URL sqlite: needs a file path (sqlite:./data/service.db)');
   } else if (isPostgresUrl(databaseUrl) && !isParsableUrl(databaseUrl)) {
-    problems.push('DATABASE_URL is not a valid postgres:// URL');
+    r.problems.push('DATABASE_URL is not a valid postgres:// URL');
   }
-  const mediaStore = str('MEDIA_STORE') ?? 'local';
+  const mediaStore = r.str('MEDIA_STORE') ?? 'local';
   if (mediaStore !== 'local' && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(mediaStore)) {
-    problems.push(`MEDIA_STORE must be "local" or s3://bucket/prefix (got "${mediaStore}")`);
+    r.problems.push(`MEDIA_STORE must be "local" or s3://bucket/prefix (got "${mediaStore}")`);
   }
-  const s3Endpoint = str('S3_ENDPOINT');
-  if (s3Endpoint !== undefined && !isHttpUrl(s3Endpoint)) problems.push('S3_ENDPOINT must be an http(s) URL');
-  const s3Region = str('AWS_REGION') ?? str('AWS_DEFAULT_REGION') ?? 'us-east-1';
-  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(s3Region)) problems.push(`AWS_REGION must be a region name such as eu-west-1 (got "${s3Region}")`);
-  const publicBaseUrl = (str('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
-  if (!isHttpUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be an http(s) URL (got "${publicBaseUrl}")`);
-  else if (!isPlainBaseUrl(publicBaseUrl)) problems.push(`PUBLIC_BASE_URL must be a plain base URL without credentials, query or fragment (got "${publicBaseUrl}")`);
-  const adminToken = str('ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) problems.push('ADMIN_TOKEN must be at least 16 characters');
-  const secretKey = str('SECRET_KEY');
-  if (secretKey !== undefined && secretKey.length < 32) problems.push('SECRET_KEY must be at least 32 characters');
+  const s3Endpoint = r.str('S3_ENDPOINT');
+  if (s3Endpoint !== undefined && !isHttpUrl(s3Endpoint)) r.problems.push('S3_ENDPOINT must be an http(s) URL');
+  const s3Region = r.str('AWS_REGION') ?? r.str('AWS_DEFAULT_REGION') ?? 'us-east-1';
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(s3Region)) r.problems.push(`AWS_REGION must be a region name such as eu-west-1 (got "${s3Region}")`);
+  const sqliteSynchronous = (r.str('SQLITE_SYNCHRONOUS') ?? 'normal').toLowerCase();
+  if (sqliteSynchronous !== 'normal' && sqliteSynchronous !== 'full') r.problems.push(`SQLITE_SYNCHRONOUS must be normal or full (got "${r.str('SQLITE_SYNCHRONOUS')}")`);
+  return { dataDir, databaseUrl, mediaStore, s3Endpoint, s3Region, sqliteSynchronous: sqliteSynchronous as SqliteSynchronous };
+}
+
+/** The operator's secrets, the process role and the log level. */
+function operation(r: EnvReader, databaseUrl: string) {
+  const adminToken = r.str('ADMIN_TOKEN');
+  if (adminToken !== undefined && adminToken.length < 16) r.problems.push('ADMIN_TOKEN must be at least 16 characters');
+  const secretKey = r.str('SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) r.problems.push('SECRET_KEY must be at least 32 characters');
   if (secretKey === undefined && isPostgresUrl(databaseUrl)) {
-    problems.push('SECRET_KEY is required with PostgreSQL (every process must share it); generate one with: openssl rand -hex 32');
+    r.problems.push('SECRET_KEY is required with PostgreSQL (every process must share it); generate one with: openssl rand -hex 32');
   }
-  const role = str('ROLE') ?? 'all';
-  if (role !== 'api' && role !== 'worker' && role !== 'all') problems.push(`ROLE must be api, worker or all (got "${role}")`);
-  const sqliteSynchronous = (str('SQLITE_SYNCHRONOUS') ?? 'normal').toLowerCase();
-  if (sqliteSynchronous !== 'normal' && sqliteSynchronous !== 'full') problems.push(`SQLITE_SYNCHRONOUS must be normal or full (got "${str('SQLITE_SYNCHRONOUS')}")`);
-  const logLevel = str('LOG_LEVEL') ?? 'info';
+  const role = r.str('ROLE') ?? 'all';
+  if (role !== 'api' && role !== 'worker' && role !== 'all') r.problems.push(`ROLE must be api, worker or all (got "${role}")`);
+  const logLevel = r.str('LOG_LEVEL') ?? 'info';
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  if (!levels.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')} (got "${logLevel}")`);
-  const providersFile = str('PROVIDERS_FILE');
+  if (!levels.includes(logLevel)) r.problems.push(`LOG_LEVEL must be one of ${levels.join(', ')} (got "${logLevel}")`);
+  return { adminToken, secretKey, role: role as Role, logLevel: logLevel as LogLevel };
+}
+
+/** The providers file, read and checked (its problems join the others). */
+function providersOf(r: EnvReader) {
+  const providersFile = r.str('PROVIDERS_FILE');
   let providers: ProvidersFile | undefined;
-  if (providersFile !== undefined && !existsSync(providersFile)) problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
+  if (providersFile !== undefined && !existsSync(providersFile)) r.problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
   else if (providersFile !== undefined) {
-    const loaded = loadProvidersFile(providersFile, env);
-    problems.push(...loaded.problems);
+    const loaded = loadProvidersFile(providersFile, r.env);
+    r.problems.push(...loaded.problems);
     providers = loaded.file;
   }
+  return { providersFile, providers };
+}
 
-  const mcpAllowedOrigins = originList(str('MCP_ALLOWED_ORIGINS'), publicBaseUrl, problems);
-
-  const config: Config = {
-    mcpAllowedOrigins,
-    port,
-    metricsPort,
-    host,
-    databaseUrl,
-    dataDir,
-    mediaStore,
-    s3Endpoint,
-    publicBaseUrl,
-    adminToken,
-    secretKey,
-    egressAllowCidrs: cidrList('EGRESS_ALLOW_CIDRS'),
-    trustedProxies: cidrList('TRUSTED_PROXIES'),
-    role: role as Role,
-    webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000),
-    webhookRetryCapMs: int('WEBHOOK_RETRY_CAP_MS', 3_600_000, 1, 86_400_000),
-    webhookMaxAttempts: int('WEBHOOK_MAX_ATTEMPTS', 12, 1, 100),
-    webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-    eventRetentionDays: int('EVENT_RETENTION_DAYS', 30, 1, 3650),
-    outputCursorTtlS: int('OUTPUT_CURSOR_TTL_S', 1800, 1, 86_400),
-    mediaUrlTtlS: int('MEDIA_URL_TTL_S', 900, 1, 604_800),
-    s3Region,
-    jobLeaseMs: int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
-    jobConcurrency: int('JOB_CONCURRENCY', 32, 1, 1024),
-    streamsPerProcess: int('STREAMS_PER_PROCESS', 1000, 1, 100_000),
-    providersFile,
-    providers,
-    ffmpegPath: str('FFMPEG_PATH'),
-    ffprobePath: str('FFPROBE_PATH'),
-    espeakPath: str('ESPEAK_NG_PATH'),
-    logLevel: logLevel as LogLevel,
-    simulatedDelayMs: int('SIMULATED_DELAY_MS', SIMULATED_DEFAULT_DELAY_MS, 0, 600_000),
-    usageFlushMs: int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
-    lockWaitMs: int('LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, 0, 600_000),
-    sqliteSynchronous: sqliteSynchronous as SqliteSynchronous,
+/** Tunables of the workers, webhooks, streams, media URLs and local engines. */
+function tunables(r: EnvReader, databaseUrl: string) {
+  return {
+    egressAllowCidrs: r.cidrList('EGRESS_ALLOW_CIDRS'),
+    trustedProxies: r.cidrList('TRUSTED_PROXIES'),
+    webhookRetryBaseMs: r.int('WEBHOOK_RETRY_BASE_MS', 30_000, 1, 86_400_000),
+    webhookRetryCapMs: r.int('WEBHOOK_RETRY_CAP_MS', 3_600_000, 1, 86_400_000),
+    webhookMaxAttempts: r.int('WEBHOOK_MAX_ATTEMPTS', 12, 1, 100),
+    webhookTimeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    eventRetentionDays: r.int('EVENT_RETENTION_DAYS', 30, 1, 3650),
+    outputCursorTtlS: r.int('OUTPUT_CURSOR_TTL_S', 1800, 1, 86_400),
+    mediaUrlTtlS: r.int('MEDIA_URL_TTL_S', 900, 1, 604_800),
+    jobLeaseMs: r.int('JOB_LEASE_MS', 30_000, 1000, 3_600_000),
+    jobConcurrency: r.int('JOB_CONCURRENCY', 32, 1, 1024),
+    streamsPerProcess: r.int('STREAMS_PER_PROCESS', 1000, 1, 100_000),
+    ffmpegPath: r.str('FFMPEG_PATH'),
+    ffprobePath: r.str('FFPROBE_PATH'),
+    espeakPath: r.str('ESPEAK_NG_PATH'),
+    simulatedDelayMs: r.int('SIMULATED_DELAY_MS', SIMULATED_DEFAULT_DELAY_MS, 0, 600_000),
+    usageFlushMs: r.int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
+    lockWaitMs: r.int('LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, 0, 600_000),
   };
-  if (config.webhookRetryCapMs < config.webhookRetryBaseMs) problems.push('WEBHOOK_RETRY_CAP_MS must be at least WEBHOOK_RETRY_BASE_MS');
-  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const r = new EnvReader(env);
+  const listen = listening(r);
+  const stored = storage(r);
+  const config: Config = {
+    ...listen,
+    ...stored,
+    ...operation(r, stored.databaseUrl),
+    ...providersOf(r),
+    ...tunables(r, stored.databaseUrl),
+    mcpAllowedOrigins: originList(r.str('MCP_ALLOWED_ORIGINS'), listen.publicBaseUrl, r.problems),
+  };
+  if (config.webhookRetryCapMs < config.webhookRetryBaseMs) r.problems.push('WEBHOOK_RETRY_CAP_MS must be at least WEBHOOK_RETRY_BASE_MS');
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
 
