@@ -218,96 +218,105 @@ class ImmediateSqliteDialect extends SqliteDialect {
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<DatabaseHandle> {
-  if (url.startsWith('sqlite:')) {
-    const path = url.slice('sqlite:'.length);
-    if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-    const sqlite = new SqliteDatabase(path === ':memory:' ? ':memory:' : resolve(path));
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('cache_size = -65536');
-    sqlite.pragma('mmap_size = 268435456');
-    sqlite.pragma('temp_store = memory');
-    const statements = withStatementCache(sqlite);
-    const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
-    const db = new Kysely<Database>({ dialect: countingDialect(new ImmediateSqliteDialect({ database: statements }, () => sqlite.inTransaction), stats) });
-    registerSqliteStatements(db, statements);
-    const checkpointer =
-      options.backgroundCheckpoint && path !== ':memory:'
-        ? startCheckpointer(sqlite, resolve(path), { onError: (message) => process.emitWarning(`SQLite background checkpoint failed: ${message}`) })
-        : undefined;
-    return {
-      db,
-      caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false, ...SQLITE_SQL },
-      url,
-      poolStats: () => ({ ...stats }),
-      close: async () => {
-        await checkpointer?.stop();
-        await db.destroy();
-      },
-    };
-  }
-  if (url.startsWith('pglite:')) {
-    const [{ PGlite }, { PGliteDialect }] = await Promise.all([
-      import('@electric-sql/pglite'),
-      import('kysely-pglite-dialect'),
-    ]);
-    const dir = url.slice('pglite:'.length);
-    const client = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.pgliteDataDump ? { loadDataDir: options.pgliteDataDump } : {}) });
-    await client.waitReady;
-    const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
-    const db = new Kysely<Database>({ dialect: countingDialect(new PGliteDialect(client), stats) });
-    return {
-      db,
-      // PGlite is one connection inside this process: it is the single writer.
-      caps: { dialect: 'postgres', singleWriter: true, skipLocked: true, ...POSTGRES_SQL },
-      url,
-      poolStats: () => ({ ...stats }),
-      close: () => db.destroy(),
-    };
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const poolMax = options.poolMax ?? 10;
-    const { pg, Pipelines } = await loadPostgresDriver();
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: poolMax,
-      // A request waits this long at most for a connection (a free one, or a new one to a server
-      // that does not answer), then fails as unavailable (503) instead of hanging.
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      // A server that vanished without closing the socket is noticed by the kernel.
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-    });
-    // An idle client dropped by the server (restart, failover) must not crash the process;
-    // the pool discards it and the next query opens a new connection.
-    pool.on('error', (err) => process.emitWarning(`PostgreSQL idle client error: ${err.message}`));
-    // pg-pool listens for errors only while a client is idle. A checked-out client between two
-    // statements (inside a transaction, or a pipeline's) that the server drops emits 'error' with
-    // nobody listening, which crashed the process on every PostgreSQL restart (57P01 "terminating
-    // connection due to administrator command" as an uncaught exception). The client is broken
-    // then: its next statement fails (answered 503, db/unavailable.ts) and the pool discards it on
-    // release (it checks `_queryable`).
-    pool.on('connect', (client) => client.on('error', () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return {
-      db,
-      caps: {
-        dialect: 'postgres',
-        singleWriter: false,
-        skipLocked: true,
-        ...POSTGRES_SQL,
-        namedStatements: true,
-        pipelines: new Pipelines(pool),
-      },
-      url,
-      // The pool's own counts: they include the connections the pipelines check out directly.
-      poolStats: () => ({ max: poolMax, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
-      close: () => db.destroy(),
-    };
-  }
+  if (url.startsWith('sqlite:')) return openSqlite(url, options);
+  if (url.startsWith('pglite:')) return openPglite(url, options);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   throw new Error(`unsupported database URL: ${url}`);
+}
+
+/** The embedded SQLite file (WAL, one connection, the single writer). */
+function openSqlite(url: string, options: OpenOptions): DatabaseHandle {
+  const path = url.slice('sqlite:'.length);
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const sqlite = new SqliteDatabase(path === ':memory:' ? ':memory:' : resolve(path));
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('cache_size = -65536');
+  sqlite.pragma('mmap_size = 268435456');
+  sqlite.pragma('temp_store = memory');
+  const statements = withStatementCache(sqlite);
+  const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
+  const db = new Kysely<Database>({ dialect: countingDialect(new ImmediateSqliteDialect({ database: statements }, () => sqlite.inTransaction), stats) });
+  registerSqliteStatements(db, statements);
+  const checkpointer =
+    options.backgroundCheckpoint && path !== ':memory:'
+      ? startCheckpointer(sqlite, resolve(path), { onError: (message) => process.emitWarning(`SQLite background checkpoint failed: ${message}`) })
+      : undefined;
+  return {
+    db,
+    caps: { dialect: 'sqlite', singleWriter: true, skipLocked: false, ...SQLITE_SQL },
+    url,
+    poolStats: () => ({ ...stats }),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
+}
+
+/** PostgreSQL in this process (tests and trials): one connection, the single writer. */
+async function openPglite(url: string, options: OpenOptions): Promise<DatabaseHandle> {
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('kysely-pglite-dialect'),
+  ]);
+  const dir = url.slice('pglite:'.length);
+  const client = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.pgliteDataDump ? { loadDataDir: options.pgliteDataDump } : {}) });
+  await client.waitReady;
+  const stats: PoolStats = { max: 1, inUse: 0, waiting: 0 };
+  const db = new Kysely<Database>({ dialect: countingDialect(new PGliteDialect(client), stats) });
+  return {
+    db,
+    // PGlite is one connection inside this process: it is the single writer.
+    caps: { dialect: 'postgres', singleWriter: true, skipLocked: true, ...POSTGRES_SQL },
+    url,
+    poolStats: () => ({ ...stats }),
+    close: () => db.destroy(),
+  };
+}
+
+/** A PostgreSQL server: a pool of connections (several processes may write). */
+async function openPostgres(url: string, options: OpenOptions): Promise<DatabaseHandle> {
+  const poolMax = options.poolMax ?? 10;
+  const { pg, Pipelines } = await loadPostgresDriver();
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    // A request waits this long at most for a connection (a free one, or a new one to a server
+    // that does not answer), then fails as unavailable (503) instead of hanging.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A server that vanished without closing the socket is noticed by the kernel.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // An idle client dropped by the server (restart, failover) must not crash the process;
+  // the pool discards it and the next query opens a new connection.
+  pool.on('error', (err) => process.emitWarning(`PostgreSQL idle client error: ${err.message}`));
+  // pg-pool listens for errors only while a client is idle. A checked-out client between two
+  // statements (inside a transaction, or a pipeline's) that the server drops emits 'error' with
+  // nobody listening, which crashed the process on every PostgreSQL restart (57P01 "terminating
+  // connection due to administrator command" as an uncaught exception). The client is broken
+  // then: its next statement fails (answered 503, db/unavailable.ts) and the pool discards it on
+  // release (it checks `_queryable`).
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    caps: {
+      dialect: 'postgres',
+      singleWriter: false,
+      skipLocked: true,
+      ...POSTGRES_SQL,
+      namedStatements: true,
+      pipelines: new Pipelines(pool),
+    },
+    url,
+    // The pool's own counts: they include the connections the pipelines check out directly.
+    poolStats: () => ({ max: poolMax, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }),
+    close: () => db.destroy(),
+  };
 }
 
 /**
