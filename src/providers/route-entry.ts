@@ -58,33 +58,11 @@ export function parseRoute(
   };
   for (const key of Object.keys(raw)) if (!OPERATION_FIELDS.includes(key)) problem(`unknown field "${key}" (expected ${OPERATION_FIELDS.join(', ')})`);
   const providerName = raw.provider;
-  let spec: ProviderSpec | undefined;
-  let type: ProviderType | undefined;
-  if (typeof providerName !== 'string') problem('provider must name a provider of the file (or "simulated")');
-  else if (providers.has(providerName)) {
-    spec = providers.get(providerName)!;
-    type = spec.type;
-  } else if (providerName === 'simulated') type = 'simulated';
-  else if (Object.hasOwn(rawProviders, providerName)) failed = true; // its own problems are listed
-  else problem(`provider "${providerName}" is not declared in "providers"`);
-  const op = findOperation(opId)!;
+  const type = providerTypeOf(providerName, providers, rawProviders, problem, () => (failed = true));
   if (type) checkServes(type, opId, raw.engine, problem);
   const model = raw.model;
   const frames = checkFrames(raw, type, providers, rawProviders, problem);
-  // The sprites engine draws its frames on another provider: model and template are that provider's.
-  const drawing = frames !== undefined && frames !== 'simulated' ? providers.get(frames) : undefined;
-  const modelType = drawing ? drawing.type : type;
-  const modelRule = modelType ? PROVIDER_KINDS[modelType].model : undefined;
-  if (modelRule) {
-    if (typeof model !== 'string' || model.length === 0 || model.length > 200) problem('model is required (the provider\'s model name)');
-    else if (modelRule.pattern && !modelRule.pattern.test(model)) problem(modelRule.patternProblem ?? 'model is not a model name of this provider');
-  } else if (type !== undefined && model !== undefined) problem(`model does not apply to a ${type} provider`);
-  if (raw.input !== undefined && type !== undefined) {
-    if (!applies(modelType!, 'input', opId)) problem(`input (a model input template) applies to ${kindsWithField('input').join(', ')} providers only`);
-    else if (!isObject(raw.input)) problem('input must be an object (the model input)');
-    // A frame is drawn as an image.generate request (prompt, width, height, count).
-    else checkTemplate(raw.input, (drawing ? findOperation('image.generate')! : op).inputSchema as { properties?: Record<string, unknown> }, problem);
-  }
+  checkModel(raw, opId, type, frames, providers, problem);
   if (raw.voice !== undefined && type !== undefined && (!applies(type, 'voice', opId) || typeof raw.voice !== 'string' || raw.voice.length === 0)) {
     problem('voice applies to speech.generate on an openai provider and must be a voice name');
   }
@@ -113,6 +91,53 @@ export function parseRoute(
     ...(images.sizes ? { sizes: images.sizes } : {}),
     ...(images.maxImagesPerRequest !== undefined ? { maxImagesPerRequest: images.maxImagesPerRequest } : {}),
   };
+}
+
+/**
+ * The kind of the provider an entry names: one of the file's, or "simulated". A provider the file
+ * declares with problems of its own fails the entry silently (`failed`; its problems are listed).
+ */
+function providerTypeOf(
+  name: unknown,
+  providers: Map<string, ProviderSpec>,
+  rawProviders: Record<string, unknown>,
+  problem: (what: string) => void,
+  failed: () => void,
+): ProviderType | undefined {
+  if (typeof name !== 'string') problem('provider must name a provider of the file (or "simulated")');
+  else if (providers.has(name)) return providers.get(name)!.type;
+  else if (name === 'simulated') return 'simulated';
+  else if (Object.hasOwn(rawProviders, name)) failed();
+  else problem(`provider "${name}" is not declared in "providers"`);
+  return undefined;
+}
+
+/**
+ * `model` and `input` (a model input template) by the rules of the kind that runs the model: the
+ * entry's provider, or for the sprites engine the provider that draws its frames (whose model and
+ * template they are; a frame is drawn as an image.generate request).
+ */
+function checkModel(
+  raw: Record<string, unknown>,
+  opId: OperationId,
+  type: ProviderType | undefined,
+  frames: string | undefined,
+  providers: Map<string, ProviderSpec>,
+  problem: (what: string) => void,
+): void {
+  const model = raw.model;
+  const drawing = frames !== undefined && frames !== 'simulated' ? providers.get(frames) : undefined;
+  const modelType = drawing ? drawing.type : type;
+  const modelRule = modelType ? PROVIDER_KINDS[modelType].model : undefined;
+  if (modelRule) {
+    if (typeof model !== 'string' || model.length === 0 || model.length > 200) problem('model is required (the provider\'s model name)');
+    else if (modelRule.pattern && !modelRule.pattern.test(model)) problem(modelRule.patternProblem ?? 'model is not a model name of this provider');
+  } else if (type !== undefined && model !== undefined) problem(`model does not apply to a ${type} provider`);
+  if (raw.input !== undefined && type !== undefined) {
+    if (!applies(modelType!, 'input', opId)) problem(`input (a model input template) applies to ${kindsWithField('input').join(', ')} providers only`);
+    else if (!isObject(raw.input)) problem('input must be an object (the model input)');
+    else checkTemplate(raw.input, findOperation(drawing ? 'image.generate' : opId)!.inputSchema as { properties?: Record<string, unknown> }, problem);
+  }
 }
 
 /**
