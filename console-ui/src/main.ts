@@ -13,6 +13,7 @@ import { MediaPage } from './pages/media.js';
 import { NOT_YET_PAGES, NotYetPage } from './pages/not-yet.js';
 import { RunPage } from './pages/run.js';
 import { SignInPage } from './pages/sign-in.js';
+import { UsagePage } from './pages/usage.js';
 import { WebhooksPage } from './pages/webhooks.js';
 import { WorkspacesPage } from './pages/workspaces.js';
 
@@ -114,10 +115,11 @@ function App() {
       ${page === 'keys' ? html`<${KeysPage} me=${me} workspace=${workspace} />` : null}
       ${page === 'run' ? html`<${RunPage} key=${workspace?.id} workspace=${workspace} />` : null}
       ${page === 'jobs' ? html`<${JobsPage} key=${workspace?.id} me=${me} workspace=${workspace} />` : null}
+      ${page === 'usage' ? html`<${UsagePage} key=${workspace?.id} workspace=${workspace} />` : null}
       ${page === 'media' ? html`<${MediaPage} workspace=${workspace} />` : null}
       ${page === 'webhooks' ? html`<${WebhooksPage} workspace=${workspace} />` : null}
       ${(NOT_YET_PAGES as string[]).includes(page) ? html`<${NotYetPage} page=${page} />` : null}
-      ${page !== '' && page !== 'keys' && page !== 'run' && page !== 'jobs' && page !== 'media' && page !== 'webhooks' && !(NOT_YET_PAGES as string[]).includes(page) ? html`<h1>Not found</h1><p>No console page at this address.</p>` : null}
+      ${page !== '' && page !== 'keys' && page !== 'run' && page !== 'jobs' && page !== 'usage' && page !== 'media' && page !== 'webhooks' && !(NOT_YET_PAGES as string[]).includes(page) ? html`<h1>Not found</h1><p>No console page at this address.</p>` : null}
     </main>`;
 }
 

@@ -20,6 +20,7 @@ import { consoleMediaRoutes, signedMediaOrigins } from './routes-media.js';
 import { consoleWebhookRoutes } from './routes-webhooks.js';
 import { registerJobRoutes } from './routes-jobs.js';
 import { registerRunRoutes } from './routes-runs.js';
+import { registerUsageRoutes } from './routes-usage.js';
 import { SCOPES, TRANSPORTS } from '../modules/auth/scopes.js';
 import { OPERATION_IDS } from '../operations/ids.js';
 
@@ -115,6 +116,7 @@ async function consoleApi(app: FastifyInstance, deps: Deps): Promise<void> {
   await consoleWebhookRoutes(app, deps);
   registerRunRoutes(app, deps);
   registerJobRoutes(app, deps);
+  registerUsageRoutes(app, deps);
 }
 
 /** The console: its API, and its built pages under /console. */

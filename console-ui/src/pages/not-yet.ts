@@ -5,9 +5,7 @@
 import { PageHeading } from '../components.js';
 import { html } from '../html.js';
 
-const PENDING: Record<string, { title: string; endpoints: string[] }> = {
-  usage: { title: 'Usage', endpoints: ['GET /v1/usage', 'GET /v1/balance', 'GET /v1/transactions'] },
-};
+const PENDING: Record<string, { title: string; endpoints: string[] }> = {};
 
 export function NotYetPage({ page }: { page: keyof typeof PENDING }) {
   const p = PENDING[page]!;

@@ -1,0 +1,264 @@
+/**
+ * Usage: the workspace's money and usage, as the public API reports them (src/console/routes-usage.ts
+ * calls the same services): the balance (total, reserved, spendable), the allocations with their
+ * expiry, the ledger (newest first, paged, with the key and operation of each entry), charts of
+ * the usage points per minute over the last hour and per day over the month, of the spending per
+ * day by operation, every budget against its ceiling, and the alerts and account notifications.
+ * The month and the last hour are the service's (its clock), not the browser's.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { Workspace } from '../api.js';
+import { BarChart, BudgetMeter, type Bar } from '../charts.js';
+import { ErrorNotice, formatTime, PageHeading } from '../components.js';
+import { html } from '../html.js';
+import { formatMillicents } from '../runs-api.js';
+import { monthOf, usageApi, type Allocation, type Budget, type CostReport, type LedgerEntry, type Notification, type UsageHistory, type UsageSummary } from '../usage-api.js';
+
+const dollars = (mc: number) => {
+  const d = mc / 100_000;
+  return `$${d.toFixed(d !== 0 && Math.abs(d) < 0.01 ? 5 : 2)}`;
+};
+const count = (n: number) => n.toLocaleString('en-US');
+const utcMinute = (iso: string) => iso.slice(11, 16);
+const utcDay = (iso: string) => iso.slice(0, 10);
+const PERIOD_NAMES: Record<Budget['period'], string> = { day: 'Daily', week: 'Weekly', month: 'Monthly' };
+
+interface Loaded<T> {
+  data?: T;
+  error?: unknown;
+}
+
+/** One read of the page, again whenever `deps` change. */
+function useRead<T>(read: () => Promise<T> | undefined, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<Loaded<T>>({});
+  useEffect(() => {
+    let stopped = false;
+    const p = read();
+    if (!p) return;
+    p.then((data) => !stopped && setState({ data }), (error: unknown) => !stopped && setState({ error }));
+    return () => {
+      stopped = true;
+    };
+  }, deps);
+  return state;
+}
+
+function Pending({ what, state }: { what: string; state: Loaded<unknown> }) {
+  if (state.error) return html`<${ErrorNotice} error=${state.error} />`;
+  return state.data === undefined ? html`<p aria-live="polite">Loading ${what}…</p>` : null;
+}
+
+function pointsChart(id: string, title: string, history: UsageHistory, tick: (iso: string) => string, label: (iso: string) => string) {
+  const bars: Bar[] = history.buckets.map((b) => ({ label: label(b.start), tick: tick(b.start), values: [b.points] }));
+  const busiest = history.buckets.reduce((m, b) => Math.max(m, b.points), 0);
+  const summary = `${count(history.totals.points)} usage points in ${history.buckets.length} ${history.bucket === 'minute' ? 'minutes' : 'days'}, at most ${count(busiest)} in one${
+    Object.keys(history.totals.refused).length ? `; refused (429): ${Object.entries(history.totals.refused).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''
+  }.`;
+  return html`<${BarChart} id=${id} title=${title} summary=${summary} series=${[{ id: 'points', label: 'Points' }]} bars=${bars} format=${count} unit="Points" />`;
+}
+
+function spendChart(report: CostReport, month: string) {
+  // Spending by jobs (type usage), one series per operation; refunds, debits and expirations are in the totals below.
+  const operations = [...new Set(report.totals.lines.filter((l) => l.type === 'usage').map((l) => l.operationId ?? 'none'))];
+  const bars: Bar[] = report.buckets.map((b) => ({
+    label: utcDay(b.start),
+    tick: b.start.slice(8, 10),
+    values: operations.map((op) => b.lines.filter((l) => l.type === 'usage' && (l.operationId ?? 'none') === op).reduce((t, l) => t + l.costMillicents, 0)),
+  }));
+  const usage = report.totals.byType.usage ?? 0;
+  const summary = operations.length
+    ? `${dollars(usage)} spent by jobs in ${month}: ${operations
+        .map((op) => `${op} ${dollars(report.totals.lines.filter((l) => l.type === 'usage' && (l.operationId ?? 'none') === op).reduce((t, l) => t + l.costMillicents, 0))}`)
+        .join(', ')}.`
+    : `Nothing spent by jobs in ${month}.`;
+  return html`<${BarChart} id="spend-day" title=${`Spend per day by operation, ${month}`} summary=${summary} series=${operations.map((op) => ({ id: op, label: op }))} bars=${bars} format=${dollars} unit="Spend" />
+    <p class="hint" data-testid="cost-totals">
+      ${month}: jobs ${formatMillicents(usage)}; refunds ${formatMillicents(0 - (report.totals.byType.refund ?? 0))}; debits ${formatMillicents(report.totals.byType.debit ?? 0)}; expired credits ${formatMillicents(report.totals.byType.expiration ?? 0)}; net ${formatMillicents(report.totals.costMillicents)}.
+    </p>`;
+}
+
+function BudgetRows({ owner, budgets }: { owner: string; budgets: Budget[] }) {
+  return budgets.map(
+    (b) => html`<tr key=${`${owner}-${b.period}`} data-budget=${`${b.scope}:${b.period}`}>
+      <th scope="row">${owner}, ${PERIOD_NAMES[b.period].toLowerCase()}</th>
+      <td>${formatMillicents(b.spentMillicents)}</td>
+      <td>${formatMillicents(b.reservedMillicents)}</td>
+      <td>${formatMillicents(b.limitMillicents)}</td>
+      <td><${BudgetMeter} label=${`${owner} ${PERIOD_NAMES[b.period].toLowerCase()} budget`} spent=${b.spentMillicents} reserved=${b.reservedMillicents} limit=${b.limitMillicents} /></td>
+      <td>${formatTime(b.resetsAt)}</td>
+    </tr>`,
+  );
+}
+
+function Budgets({ summary }: { summary: UsageSummary }) {
+  const none = summary.workspaceBudgets.length === 0 && summary.keyBudgets.length === 0;
+  return html`<section aria-labelledby="budgets-heading">
+    <h2 id="budgets-heading">Budgets</h2>
+    ${none
+      ? html`<p>No budget is set on this workspace${summary.canSeeKeys ? ' or its keys (set them on the Keys page)' : ''}.</p>`
+      : html`<table class="budgets">
+          <caption>Budgets against their ceilings (spent this period, and reserved by running jobs)</caption>
+          <thead><tr><th scope="col">Budget</th><th scope="col">Spent</th><th scope="col">Reserved</th><th scope="col">Ceiling</th><th scope="col">Used or reserved</th><th scope="col">Resets</th></tr></thead>
+          <tbody>
+            <${BudgetRows} owner="Workspace" budgets=${summary.workspaceBudgets} />
+            ${summary.keyBudgets.map((k) => html`<${BudgetRows} key=${k.keyId} owner=${`Key ${k.prefix}`} budgets=${k.budgets} />`)}
+          </tbody>
+        </table>`}
+    ${summary.canSeeKeys ? null : html`<p class="hint">Keys’ budgets are shown to the workspace’s owners and admins.</p>`}
+  </section>`;
+}
+
+export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
+  const [poke, setPoke] = useState(0);
+  const [ledgerCursors, setLedgerCursors] = useState<string[]>([]);
+  const [allocations, setAllocations] = useState<{ items: Allocation[]; nextCursor: string | null } | undefined>();
+  const [moreError, setMoreError] = useState<unknown>();
+  const [noticeCursors, setNoticeCursors] = useState<string[]>([]);
+  const id = workspace?.id;
+  const ledgerCursor = ledgerCursors[ledgerCursors.length - 1];
+  const noticeCursor = noticeCursors[noticeCursors.length - 1];
+
+  useEffect(() => {
+    setLedgerCursors([]);
+    setNoticeCursors([]);
+  }, [id]);
+
+  const summary = useRead(() => (id ? usageApi.summary(id) : undefined), [id, poke]);
+  const month = summary.data ? monthOf(summary.data.now) : undefined;
+  const balance = useRead(() => (id ? usageApi.balance(id) : undefined), [id, poke]);
+  const ledger = useRead(() => (id ? usageApi.transactions(id, ledgerCursor) : undefined), [id, poke, ledgerCursor]);
+  const notices = useRead(() => (id ? usageApi.notifications(id, noticeCursor) : undefined), [id, poke, noticeCursor]);
+  const minutes = useRead(() => (id && summary.data ? usageApi.history(id, { bucket: 'minute' }) : undefined), [id, summary.data]);
+  const days = useRead(() => (id && month ? usageApi.history(id, { bucket: 'day', from: month.from, to: month.to }) : undefined), [id, summary.data]);
+  const spend = useRead(() => (id && month ? usageApi.costs(id, { bucket: 'day', from: month.from, to: month.to, groupBy: ['operationId'] }) : undefined), [id, summary.data]);
+
+  useEffect(() => setAllocations(balance.data ? { items: balance.data.allocations, nextCursor: balance.data.nextCursor } : undefined), [balance.data]);
+
+  if (!workspace) return html`<${PageHeading}>Usage<//><p>You have no workspace yet.</p>`;
+
+  async function moreAllocations() {
+    if (!allocations?.nextCursor) return;
+    try {
+      const next = await usageApi.balance(workspace!.id, allocations.nextCursor);
+      setAllocations({ items: [...allocations.items, ...next.allocations], nextCursor: next.nextCursor });
+      setMoreError(undefined);
+    } catch (err) {
+      setMoreError(err);
+    }
+  }
+
+  const b = balance.data;
+  const s = summary.data;
+  return html`<${PageHeading}>Usage<//>
+    <p>Credits, spending and usage points of <strong>${workspace.name}</strong>, as the public API reports them (GET /v1/balance, /v1/transactions, /v1/costs, /v1/usage, /v1/usage/history). Times are UTC.
+      <button type="button" class="refresh" onClick=${() => setPoke((n) => n + 1)}>Refresh</button></p>
+
+    <section aria-labelledby="balance-heading">
+      <h2 id="balance-heading">Balance</h2>
+      <${Pending} what="the balance" state=${balance} />
+      ${b
+        ? html`<dl class="facts balance" data-testid="balance">
+            <dt>Total</dt><dd data-figure="total">${formatMillicents(b.totalMillicents)}</dd>
+            <dt>Reserved</dt><dd data-figure="reserved">${formatMillicents(b.reservedMillicents)}</dd>
+            <dt>Spendable</dt><dd data-figure="spendable">${formatMillicents(b.spendableMillicents)}</dd>
+          </dl>`
+        : null}
+      ${s
+        ? html`<dl class="facts points" data-testid="points">
+            <dt>Points this minute</dt><dd>${count(s.points.minuteUsed)} of ${count(s.points.minuteLimit)} (resets ${formatTime(s.points.minuteResetsAt)})</dd>
+            <dt>Points this month</dt><dd>${count(s.points.monthlyUsed)} of ${count(s.points.monthlyLimit)} (resets ${formatTime(s.points.monthlyResetsAt)})</dd>
+          </dl>`
+        : null}
+    </section>
+
+    <section aria-labelledby="charts-heading">
+      <h2 id="charts-heading">Charts</h2>
+      <${Pending} what="the points and budgets" state=${summary} />
+      ${s ? html`<${Pending} what="the usage points per minute" state=${minutes} />` : null}
+      ${minutes.data ? pointsChart('points-minute', 'Usage points per minute, last hour', minutes.data, utcMinute, (iso) => formatTime(iso)) : null}
+      ${s ? html`<${Pending} what="the usage points per day" state=${days} />` : null}
+      ${days.data && month ? pointsChart('points-day', `Usage points per day, ${month.label}`, days.data, (iso) => iso.slice(8, 10), utcDay) : null}
+      ${s ? html`<${Pending} what="the spending per day" state=${spend} />` : null}
+      ${spend.data && month ? spendChart(spend.data, month.label) : null}
+    </section>
+
+    ${s ? html`<${Budgets} summary=${s} />` : null}
+
+    <section aria-labelledby="allocations-heading">
+      <h2 id="allocations-heading">Allocations</h2>
+      ${allocations && allocations.items.length === 0 ? html`<p>No credits left in this workspace.</p>` : null}
+      ${allocations && allocations.items.length > 0
+        ? html`<table class="allocations">
+            <caption>Credit allocations with credits left, oldest first</caption>
+            <thead><tr><th scope="col">Remaining</th><th scope="col">Expires</th><th scope="col">Provenance</th><th scope="col">Granted</th></tr></thead>
+            <tbody>
+              ${allocations.items.map(
+                (a) => html`<tr key=${a.id} data-allocation-id=${a.id}>
+                  <th scope="row">${formatMillicents(a.remainingMillicents)}</th>
+                  <td>${a.expiresAt ? formatTime(a.expiresAt) : 'never'}</td>
+                  <td>${a.provenance}</td>
+                  <td>${formatTime(a.createdAt)}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : null}
+      <${ErrorNotice} error=${moreError} />
+      ${allocations?.nextCursor ? html`<p class="pager"><button type="button" onClick=${moreAllocations}>More allocations</button></p>` : null}
+    </section>
+
+    <section aria-labelledby="ledger-heading">
+      <h2 id="ledger-heading">Ledger</h2>
+      <${Pending} what="the ledger" state=${ledger} />
+      ${ledger.data && ledger.data.items.length === 0 ? html`<p>No ledger entries yet.</p>` : null}
+      ${ledger.data && ledger.data.items.length > 0
+        ? html`<table class="ledger">
+            <caption>Ledger entries, newest first${ledgerCursors.length ? ` (page ${ledgerCursors.length + 1})` : ''}</caption>
+            <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Amount</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Job</th><th scope="col">Origin</th></tr></thead>
+            <tbody>
+              ${ledger.data.items.map(
+                (e: LedgerEntry) => html`<tr key=${e.id} data-entry-id=${e.id} data-type=${e.type}>
+                  <th scope="row">${formatTime(e.createdAt)}</th>
+                  <td>${e.type}</td>
+                  <td class=${e.amountMillicents < 0 ? 'amount debit' : 'amount credit'}>${formatMillicents(e.amountMillicents)}</td>
+                  <td>${e.operationId ?? '—'}</td>
+                  <td>${e.keyId ? html`<code>${e.keyId}</code>` : '—'}</td>
+                  <td>${e.jobId ? html`<a href=${`/console/jobs?job=${encodeURIComponent(e.jobId)}`}>${e.jobId.slice(0, 8)}…<span class="visually-hidden"> (job ${e.jobId})</span></a>` : '—'}</td>
+                  <td>${e.executionOrigin ?? '—'}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : null}
+      <p class="pager">
+        ${ledgerCursors.length ? html`<button type="button" onClick=${() => setLedgerCursors((c) => c.slice(0, -1))}>Newer entries</button>` : null}
+        ${ledger.data?.nextCursor ? html`<button type="button" onClick=${() => setLedgerCursors((c) => [...c, ledger.data!.nextCursor!])}>Older entries</button>` : null}
+      </p>
+    </section>
+
+    <section aria-labelledby="notices-heading">
+      <h2 id="notices-heading">Alerts and notifications</h2>
+      <p class="hint">Budget thresholds, low credits, credits and keys about to expire, suspended keys, failing webhooks and refused provider keys; webhooks can receive the alerts as events.</p>
+      <${Pending} what="the notifications" state=${notices} />
+      ${notices.data && notices.data.items.length === 0 ? html`<p>No alerts or notifications.</p>` : null}
+      ${notices.data && notices.data.items.length > 0
+        ? html`<table class="notifications">
+            <caption>Alerts and notifications, newest first</caption>
+            <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Message</th></tr></thead>
+            <tbody>
+              ${notices.data.items.map(
+                (n: Notification) => html`<tr key=${n.id} data-kind=${n.kind}>
+                  <th scope="row">${formatTime(n.createdAt)}</th>
+                  <td><code>${n.kind}</code></td>
+                  <td>${n.message}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : null}
+      <p class="pager">
+        ${noticeCursors.length ? html`<button type="button" onClick=${() => setNoticeCursors((c) => c.slice(0, -1))}>Newer notifications</button>` : null}
+        ${notices.data?.nextCursor ? html`<button type="button" onClick=${() => setNoticeCursors((c) => [...c, notices.data!.nextCursor!])}>Older notifications</button>` : null}
+      </p>
+    </section>`;
+}

@@ -1,0 +1,124 @@
+/** The console's Usage page endpoints (src/console/routes-usage.ts) and what they answer: the public API's figures. */
+import { request } from './api.js';
+
+export interface Allocation {
+  id: string;
+  remainingMillicents: number;
+  expiresAt: string | null;
+  provenance: string;
+  createdAt: string;
+}
+
+export interface Balance {
+  workspaceId: string;
+  totalMillicents: number;
+  reservedMillicents: number;
+  spendableMillicents: number;
+  allocations: Allocation[];
+  nextCursor: string | null;
+}
+
+export interface LedgerEntry {
+  id: string;
+  type: string;
+  amountMillicents: number;
+  toolSlug: string | null;
+  jobId: string | null;
+  executionOrigin: string | null;
+  createdAt: string;
+  keyId: string | null;
+  operationId: string | null;
+}
+
+export interface CostLine {
+  type: 'usage' | 'refund' | 'debit' | 'expiration';
+  operationId?: string | null;
+  keyId?: string | null;
+  executionOrigin?: string | null;
+  costMillicents: number;
+  entries: number;
+}
+
+export interface CostReport {
+  bucket: string;
+  from: string;
+  to: string;
+  groupBy: string[];
+  buckets: { start: string; end: string; costMillicents: number; lines: CostLine[] }[];
+  totals: { costMillicents: number; byType: Record<string, number>; lines: CostLine[] };
+}
+
+export interface HistoryLine {
+  keyId?: string;
+  operation?: string;
+  points: number;
+  refused: Record<string, number>;
+}
+
+export interface UsageHistory {
+  bucket: string;
+  from: string;
+  to: string;
+  groupBy: string[];
+  buckets: { start: string; end: string; points: number; refused: Record<string, number>; lines: HistoryLine[] }[];
+  totals: { points: number; refused: Record<string, number>; lines: HistoryLine[] };
+}
+
+export interface Budget {
+  scope: 'key' | 'workspace';
+  period: 'day' | 'week' | 'month';
+  limitMillicents: number;
+  spentMillicents: number;
+  reservedMillicents: number;
+  resetsAt: string;
+}
+
+export interface UsageSummary {
+  workspaceId: string;
+  plan: string;
+  now: string;
+  points: { minuteLimit: number; minuteUsed: number; minuteResetsAt: string; monthlyLimit: number; monthlyUsed: number; monthlyResetsAt: string };
+  workspaceBudgets: Budget[];
+  keyBudgets: { keyId: string; prefix: string; budgets: Budget[] }[];
+  canSeeKeys: boolean;
+}
+
+export interface Notification {
+  id: string;
+  workspaceId: string;
+  kind: string;
+  webhookId: string | null;
+  message: string;
+  createdAt: string;
+  details: Record<string, unknown>;
+}
+
+type Query = Record<string, string | string[] | undefined>;
+
+function path(workspaceId: string, what: string, query: Query = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    for (const x of Array.isArray(v) ? v : [v]) q.append(k, x);
+  }
+  const s = q.toString();
+  return `/workspaces/${encodeURIComponent(workspaceId)}/${what}${s ? `?${s}` : ''}`;
+}
+
+export const usageApi = {
+  balance: (workspaceId: string, cursor?: string) => request<Balance>('GET', path(workspaceId, 'balance', { limit: '100', cursor })),
+  transactions: (workspaceId: string, cursor?: string) => request<{ items: LedgerEntry[]; nextCursor: string | null }>('GET', path(workspaceId, 'transactions', { limit: '25', cursor })),
+  costs: (workspaceId: string, query: { bucket: 'hour' | 'day' | 'month'; from?: string; to?: string; groupBy?: string[] }) => request<CostReport>('GET', path(workspaceId, 'costs', query)),
+  history: (workspaceId: string, query: { bucket: 'minute' | 'hour' | 'day'; from?: string; to?: string; groupBy?: string[] }) => request<UsageHistory>('GET', path(workspaceId, 'usage/history', query)),
+  summary: (workspaceId: string) => request<UsageSummary>('GET', path(workspaceId, 'usage')),
+  notifications: (workspaceId: string, cursor?: string) => request<{ items: Notification[]; nextCursor: string | null }>('GET', path(workspaceId, 'notifications', { limit: '25', cursor })),
+};
+
+/** The UTC calendar month holding `iso` (the service's clock): its first day and the next month's, as dates. */
+export function monthOf(iso: string): { from: string; to: string; label: string } {
+  const d = new Date(iso);
+  const from = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+  const to = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+  const day = (x: Date) => x.toISOString().slice(0, 10);
+  return { from: day(from), to: day(to), label: from.toLocaleDateString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }) };
+}

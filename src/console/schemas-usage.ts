@@ -1,0 +1,97 @@
+/**
+ * Request and response schemas of the console's Usage page endpoints (routes-usage.ts): the
+ * public API's own query schemas of GET /v1/costs and GET /v1/usage/history (without the CSV
+ * format, which the page does not read), and the shapes of GET /v1/balance, /v1/transactions and
+ * /v1/usage, field for field.
+ */
+import { Type } from 'typebox';
+import { PageQuerySchema } from '../http/pagination.js';
+import { Millicents, NullableTimestamp, Timestamp, Uuid } from '../http/schemas.js';
+import * as AS from '../admin/schemas.js';
+import { CostQuerySchema, CostReportSchema } from '../modules/costs/routes.js';
+import { UsageHistoryQuerySchema, UsageHistorySchema } from '../modules/usage/history-routes.js';
+
+const strict = { additionalProperties: false } as const;
+const NextCursor = Type.Union([Type.String(), Type.Null()]);
+
+export const PageQuery = PageQuerySchema;
+
+/** GET /v1/costs' query without `format` (the console reads JSON). */
+const { format: _costFormat, ...costQuery } = CostQuerySchema.properties;
+export const CostsQuery = Type.Object(costQuery, strict);
+export const CostsSchema = CostReportSchema;
+
+export const HistoryQuery = UsageHistoryQuerySchema;
+export const HistorySchema = UsageHistorySchema;
+
+/** GET /v1/balance's answer. */
+export const BalanceSchema = Type.Object({
+  workspaceId: Uuid,
+  totalMillicents: Millicents,
+  reservedMillicents: Millicents,
+  spendableMillicents: Millicents,
+  allocations: Type.Array(
+    Type.Object({
+      id: Uuid,
+      remainingMillicents: Millicents,
+      expiresAt: NullableTimestamp,
+      provenance: Type.String(),
+      createdAt: Timestamp,
+    }),
+  ),
+  nextCursor: NextCursor,
+});
+
+/** GET /v1/transactions' items. */
+export const TransactionListSchema = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      id: Uuid,
+      type: Type.String(),
+      amountMillicents: Type.Integer(),
+      toolSlug: Type.Union([Type.String(), Type.Null()]),
+      jobId: Type.Union([Uuid, Type.Null()]),
+      executionOrigin: Type.Union([Type.String(), Type.Null()]),
+      createdAt: Timestamp,
+      keyId: Type.Union([Uuid, Type.Null()]),
+      operationId: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+  nextCursor: NextCursor,
+});
+
+const Period = Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]);
+/** A budget ceiling with what is spent in its current UTC period and held against it (GET /v1/usage's budgets). */
+const BudgetSchema = Type.Object({
+  scope: Type.Union([Type.Literal('key'), Type.Literal('workspace')]),
+  period: Period,
+  limitMillicents: Millicents,
+  spentMillicents: Millicents,
+  reservedMillicents: Millicents,
+  resetsAt: Timestamp,
+});
+
+export const UsageSummarySchema = Type.Object({
+  workspaceId: Uuid,
+  plan: Type.String(),
+  /** The service's clock: the page draws its month and its last hour from it, not from the browser's. */
+  now: Timestamp,
+  /** GET /v1/usage's points. */
+  points: Type.Object({
+    minuteLimit: Type.Integer(),
+    minuteUsed: Type.Integer(),
+    minuteResetsAt: Timestamp,
+    monthlyLimit: Type.Integer(),
+    monthlyUsed: Type.Integer(),
+    monthlyResetsAt: Timestamp,
+  }),
+  /** The workspace's own ceilings. */
+  workspaceBudgets: Type.Array(BudgetSchema),
+  /** The ceilings of each unrevoked key of the workspace that has one (owners and admins only; a member sees no keys). */
+  keyBudgets: Type.Array(Type.Object({ keyId: Uuid, prefix: Type.String(), budgets: Type.Array(BudgetSchema) })),
+  /** Whether keyBudgets could be shown (owner or admin). */
+  canSeeKeys: Type.Boolean(),
+});
+
+export const NotificationsQuery = AS.NotificationsQuery;
+export const NotificationListSchema = Type.Object({ items: Type.Array(AS.NotificationSchema), nextCursor: NextCursor });
