@@ -10,7 +10,7 @@ import type { Database } from './db/schema.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { Keyring } from './lib/crypto.js';
 import { CursorCodec } from './lib/cursor.js';
-import { createMetrics, type Metrics } from './http/metrics.js';
+import { createMetrics, type Metrics } from './metrics/index.js';
 import { AuthCache } from './modules/auth/auth-cache.js';
 import { readAuthEpoch } from './modules/auth/store.js';
 import { AbuseTracker } from './modules/auth/suspension.js';

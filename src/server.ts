@@ -19,7 +19,7 @@ import { probeEngines } from './providers/local/engines.js';
 import { launcher } from './providers/local/launcher.js';
 import { acquireServerLock } from './process-lock.js';
 import { startWorkers } from './worker/runner.js';
-import { startMetricsListener, type MetricsListener } from './http/metrics-listener.js';
+import { startMetricsListener, type MetricsListener } from './metrics/listener.js';
 import { flushLogs } from './lib/logging.js';
 
 export const SHUTDOWN_TIMEOUT_MS = 25_000;

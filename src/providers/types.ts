@@ -139,6 +139,11 @@ export interface Provider {
    * models); undefined: any size image.generate allows. The sprites engine asks for frames at one.
    */
   imageSizes?(entry: OperationRouteSpec): readonly ImageSize[] | undefined;
+  /**
+   * image.generate on this route is drawn from `referenceMediaIds` (a model with an edit endpoint;
+   * a model input template that uses them). Absent: when its input schema takes them.
+   */
+  takesReferenceImages?(entry: OperationRouteSpec): boolean;
   run(job: ProviderRun): Promise<ProviderResult>;
 }
 

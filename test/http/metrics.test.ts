@@ -21,11 +21,11 @@ import { createHook, onlyDelivery, WEBHOOK_TEST_ENV, worker } from '../support/w
 import { apiHeaders, frameReader, streamGet, baseUrl } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { parseExposition, samples, value, type Exposition } from '../support/prometheus.js';
-import { createMetrics, MAX_LABEL_VALUES } from '../../src/http/metrics.js';
+import { createMetrics, MAX_LABEL_VALUES } from '../../src/metrics/index.js';
 import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { FakeClock } from '../../src/lib/clock.js';
-import { startMetricsListener } from '../../src/http/metrics-listener.js';
+import { startMetricsListener } from '../../src/metrics/listener.js';
 import { PROCESS_SECRET_KEY, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import type { Database } from '../../src/db/schema.js';

@@ -27,7 +27,7 @@ import addFormatsModule from 'ajv-formats';
 import { sql } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_REGISTRY } from '../../src/http/errors.js';
-import { isBase64, stringifyJson } from '../../src/mcp/routes.js';
+import { isBase64, stringifyJson } from '../../src/mcp/tool-replay.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';

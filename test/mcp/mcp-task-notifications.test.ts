@@ -16,7 +16,8 @@ import { TaskStatusNotificationSchema, type Task } from '@modelcontextprotocol/s
 import { buildApp } from '../../src/app.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { createDeps } from '../../src/deps.js';
-import { openTaskStreams, RECONNECT_AFTER_MS, STREAMS_PER_KEY } from '../../src/mcp/task-notifications.js';
+import { RECONNECT_AFTER_MS } from '../../src/mcp/task-events.js';
+import { openTaskStreams, STREAMS_PER_KEY } from '../../src/mcp/task-notifications.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { claimJobs } from '../../src/worker/job-claim.js';

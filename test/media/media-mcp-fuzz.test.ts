@@ -43,7 +43,7 @@ async function mcpUpload(ctx: TestContext, client: Client, t: Tenant, name: stri
 
 /** Names the MCP tool accepts (1 to 255 characters). */
 const mcpNameArb = filenameArb.filter((n) => [...n].length >= 1 && [...n].length <= 255);
-/** Characters the tool's multipart encoder must escape or drop (src/mcp/routes.ts uploadBody). */
+/** Characters the tool's multipart encoder must escape or drop (src/mcp/tool-replay.ts uploadBody). */
 const MCP_REWRITTEN = /[\\"\r\n]/;
 
 describeEachDatabase('media upload fuzz', (get) => {
@@ -77,7 +77,7 @@ describeEachDatabase('media upload fuzz', (get) => {
     t.diagnostic(`outcomes: ${JSON.stringify(stats)}`);
   });
 
-  // Found here and fixed (src/mcp/routes.ts uploadBody): the tool replaced `"`, `\`, CR and LF in
+  // Found here and fixed (src/mcp/tool-replay.ts uploadBody): the tool replaced `"`, `\`, CR and LF in
   // the name with `_`, so `C:\Users\me\photo.png` was stored with its path and `a"b.png` as
   // `a_b.png`. It now escapes `"` and `\` in the quoted filename and drops line breaks (control
   // characters, stripped anyway), so the item is named as a REST upload of the same filename.

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPENAI_MAX_BYTES } from '../../src/providers/openai.js';
 import { MAX_PROVIDER_FILE_BYTES } from '../../src/providers/provider-files.js';
-import { MAX_OUTPUT_TEXT_BYTES } from '../../src/providers/replicate.js';
+import { MAX_OUTPUT_TEXT_BYTES } from '../../src/providers/replicate-output.js';
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';

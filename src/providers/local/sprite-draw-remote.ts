@@ -15,7 +15,6 @@
  * instead of paying for a second one, and a user's cancel stops it.
  */
 import { imageGenerate } from '../../operations/image-generate.js';
-import { PROVIDER_KINDS } from '../kinds.js';
 import { nearestSize, type ImageSize } from '../openai-models.js';
 import type { ProviderSpec } from '../specs.js';
 import type { LocalContext, OperationRoute } from '../types.js';
@@ -49,7 +48,7 @@ export function remoteFrames(name: string, ctx: LocalContext): RemoteFrames {
   const route = drawingRoute(name, adapter, provider, ctx);
   const apiKey = () => provider.apiKey?.reveal();
   const sizes = adapter.imageSizes?.(route.spec!);
-  const takesReference = takesReferences(adapter, provider, route);
+  const takesReference = takesReferences(adapter, route);
 
   return {
     takesReference,
@@ -127,14 +126,13 @@ function frameInput(input: Record<string, unknown>, index: number, count: number
 
 /**
  * The provider draws image.generate from reference images: its route's input schema takes
- * `referenceMediaIds`, and where the kind maps the input through a model input template, the
- * template uses them (a model without one would be sent a field it ignores).
+ * `referenceMediaIds`, and the adapter uses them for this route (a Replicate model only when its
+ * input template names them; a model without would be sent a field it ignores).
  */
-function takesReferences(adapter: Provider, provider: ProviderSpec, route: OperationRoute): boolean {
+function takesReferences(adapter: Provider, route: OperationRoute): boolean {
   const schema = (adapter.inputSchema?.(imageGenerate, route.spec) ?? imageGenerate.inputSchema) as { properties?: Record<string, unknown> };
   if (!Object.hasOwn(schema.properties ?? {}, 'referenceMediaIds')) return false;
-  if (!PROVIDER_KINDS[provider.type].routeFields.input) return true;
-  return route.spec?.input !== undefined && JSON.stringify(route.spec.input).includes('{{referenceMediaIds}}');
+  return adapter.takesReferenceImages?.(route.spec!) ?? true;
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from './types.js';
 
 export interface MetricsListener {
   address: AddressInfo;
