@@ -9,7 +9,7 @@
  * is 403; and a 200 carries only the caller's own workspace and never an id of the other
  * tenant's workspace, user, key, allocations or ledger entries.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
@@ -21,6 +21,7 @@ import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
 import { describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const RUNS = Number(process.env.AUTH_FUZZ_RUNS ?? 200);
 const ENDPOINTS = ['/v1/usage', '/v1/balance', '/v1/transactions', '/v1/workspaces'] as const;
@@ -140,6 +141,8 @@ function assertErrorEnvelope(res: LightMyRequestResponse): { code: string } {
 }
 
 describeEachDatabase('auth fuzz', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test(`property (${RUNS} runs): random keys, workspace headers and query strings never give a 5xx, always a registered error envelope, and never another tenant's data`, async (t) => {
     const ctx = get();
     const a = await seedTenant(ctx.deps, { credits: 5_000 });

@@ -4,7 +4,7 @@
  * re-authorization, suspension, the active-key limit, no writes on refused requests, and cache
  * coherence across processes sharing one database.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
@@ -15,14 +15,13 @@ import { createDeps, type Deps } from '../../src/deps.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { revokeKey } from '../../src/modules/auth/keys.js';
-import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { authenticateKey, managingRole, refreshAuthEpoch, resolveKey } from '../../src/modules/auth/service.js';
 import { ABUSE_THRESHOLD, ABUSE_WINDOW_MS, SUSPENSION_MS } from '../../src/modules/auth/suspension.js';
-import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { admin, call, describeEachDatabase, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
-import { seedKey, seedTenant, uniqueEmail } from '../support/seed.js';
+import { seedKey, seedTenant, uniqueEmail, keyBody } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { waitUntil } from '../support/wait.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 type Res = LightMyRequestResponse;
 
@@ -49,9 +48,6 @@ async function newUser(deps: Deps) {
   return accounts.createUser(deps, { email: uniqueEmail(), name: 'User' });
 }
 
-function keyBody(userId: string, workspaceIds: string[], extra: Record<string, unknown> = {}) {
-  return { userId, workspaceIds, scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'], ...extra };
-}
 
 function randomUuid(): string {
   return '00000000-0000-4000-8000-' + randomBytes(6).toString('hex');
@@ -84,6 +80,8 @@ async function secondProcess(ctx: TestContext, epochPollMs = 0) {
 }
 
 describeEachDatabase('auth', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   describe('key format and storage', () => {
     test('HEAD twins of GET routes are authenticated, authorized and charged exactly like the GET (auth attached per route)', async () => {
       const ctx = get();
@@ -599,6 +597,8 @@ describeEachDatabase('auth', (get) => {
 describeEachDatabase(
   'auth: IP ranges behind TRUSTED_PROXIES=127.0.0.1',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('trusted proxies: X-Forwarded-For from 127.0.0.1 gives the client address', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { key: { ipRanges: ['10.1.0.0/16', '2001:db8::/32'] } });

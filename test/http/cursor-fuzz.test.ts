@@ -17,7 +17,7 @@
  *
  * CURSOR_FUZZ_RUNS (default 300) scales the number of runs of every property.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
@@ -34,6 +34,7 @@ import { drain, run } from '../support/jobs.js';
 import { seedWebhook } from '../support/webhook-hosts.js';
 import { png, upload } from '../support/media.js';
 import { waitUntil } from '../support/wait.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const RUNS = Math.max(1, Number(process.env.CURSOR_FUZZ_RUNS ?? 300));
 /** Runs of one property: a share of CURSOR_FUZZ_RUNS. */
@@ -641,6 +642,8 @@ const junkArb: fc.Arbitrary<string> = fc.constantFrom<string>('%', '%zz', '%e2%8
 // ---------------------------------------------------------------------------------------------
 
 describeEachDatabase('cursor fuzz', (get_) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get_().app));
   test('fixture: every paging endpoint pages through its items with limit=2 and issues cursors (Rule 6 for output)', async () => {
     const ctx = get_();
     const f = await fixture(ctx);

@@ -1,5 +1,5 @@
 /** Error handling of the HTTP layer: one envelope, the documented statuses, X-Request-Id everywhere. */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -10,6 +10,7 @@ import { refusalBody } from '../../src/http/refusal.js';
 import type { FastifyRequest } from 'fastify';
 import { TEST_ADMIN_TOKEN, describeEachDatabase } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
@@ -54,6 +55,8 @@ test('redactUrl: values of key-like query parameters and any wask_ secret are re
 });
 
 describeEachDatabase('error handling', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('unknown route is 404 NOT_FOUND in the error envelope with X-Request-Id', async () => {
     const ctx = get();
     assertErrorEnvelope(await ctx.app.inject({ method: 'GET', url: '/v1/no-such-thing' }), 404, 'NOT_FOUND');

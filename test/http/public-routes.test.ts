@@ -1,5 +1,5 @@
 /** Shared route tests run for every public endpoint: authentication, workspace, scope, envelope. */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { seedKey, seedTenant } from '../support/seed.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { openapiPath, servedOpenApi } from '../support/openapi-responses.js';
+import { checkRefusals, openapiPath, servedOpenApi } from '../support/openapi-responses.js';
 
 /** decisions.md 1: every authenticated response carries the minute window's RateLimit headers. */
 function assertRateLimitHeaders(res: { headers: Record<string, unknown>; statusCode: number }, what: string) {
@@ -26,6 +26,8 @@ function assertErrorEnvelope(res: { statusCode: number; json(): any; headers: Re
 }
 
 describeEachDatabase('shared route rules', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('the served OpenAPI document describes interface version 1.0.0 and every route of the matrix', async () => {
     const { doc } = await servedOpenApi(get().app);
     assert.equal(doc.info.version, '1.0.0', 'spec Versioning: the interface description is versioned 1.0.0');

@@ -4,7 +4,7 @@
  * workspace authorization is re-checked on every request, so a lost organization role takes
  * effect on the very next request.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -13,6 +13,7 @@ import * as accounts from '../../src/modules/accounts/service.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, uniqueEmail, keyBody } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 type Res = LightMyRequestResponse;
 
@@ -29,6 +30,8 @@ function randomUuid(): string {
 }
 
 describeEachDatabase('workspaces', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   describe('re-authorization on every request', () => {
     async function orgSetup(ctx: TestContext, role: 'admin' | 'owner' = 'admin') {
       const owner = await newUser(ctx.deps);

@@ -4,7 +4,7 @@
  * every transaction that locks the workspace and job rows takes the workspace first; a lock
  * cycle would surface here as a failed request or a job stuck in processing.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
@@ -12,8 +12,11 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
 import { waitUntil } from '../support/wait.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 describeEachDatabase('jobs of one workspace racing', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('admissions, completions and cancels interleave: every request answers, every job ends in exactly one terminal state, the ledger holds', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 10_000_000 });

@@ -4,16 +4,19 @@
  * 404 after its owner read it, and the once-serialized body keeps the envelope, the JSON type
  * and freshly signed file URLs.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const read = (ctx: TestContext, t: { secret: string; workspace: { id: string } }, jobId: string) =>
   call(ctx, 'GET', `/v1/jobs/${jobId}`, { secret: t.secret, workspaceId: t.workspace.id });
 
 describeEachDatabase('job snapshot reads', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('a job changed by another process (written past this process) is read fresh, version included', async (tc) => {
     const ctx = get();
     // Embedded SQLite has one writer, this process: nothing can write past it.

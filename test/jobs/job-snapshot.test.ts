@@ -4,7 +4,7 @@
  * the bounds of spec "Size and paging bounds" (ordinary result fields 48 KB, the whole projection
  * with file links 60 KB), the rest named in omittedFields and served by the complete output.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
@@ -14,6 +14,7 @@ import { gateAdapter } from '../support/gates.js';
 import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from '../support/snapshot.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const KB = 1024;
 
@@ -38,6 +39,8 @@ async function privateValues(ctx: TestContext, jobId: string): Promise<string[]>
 }
 
 describeEachDatabase('job snapshot: fields and bounds', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('exactly the snapshot fields in every status (pending, processing, completed, failed, cancelled); no checkpoint, storage key, lease or input', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 10_000_000 });

@@ -4,7 +4,7 @@
  * terminal status, Last-Event-ID resume and gaps, keep-alive comments, plan and concurrency
  * limits counted in stream_slots, and the ways a stream ends (client, revocation).
  */
-import { mock, test } from 'node:test';
+import { before, mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { sql } from 'kysely';
@@ -17,6 +17,7 @@ import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { DEFAULT_STREAM_SETTINGS } from '../../src/modules/jobs/stream-settings.js';
 import { createWorkspace } from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 const SSE = { accept: 'text/event-stream' };
@@ -67,6 +68,8 @@ async function assertError(res: Response, status: number, code: string) {
 }
 
 describeEachDatabase('job streams (SSE)', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   const reset = () => Object.assign(get().deps.streamSettings, DEFAULT_STREAM_SETTINGS);
 
   test('EventSource: first event is the current snapshot, then every change in order with id = version, closed after the terminal status (204 stops the reconnect)', async () => {
@@ -466,6 +469,8 @@ describeEachDatabase('job streams (SSE)', (get) => {
 describeEachDatabase(
   'job streams: the process cap (STREAMS_PER_PROCESS)',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('past STREAMS_PER_PROCESS open streams this process answers 429 CONCURRENCY_LIMITED with scope service, before taking a slot; a closed stream makes room', async () => {
       const ctx = get();
       const tenants = [await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 })];

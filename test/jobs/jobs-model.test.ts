@@ -37,7 +37,8 @@
  *  - purchases and expirations in the ledger equal the model's;
  *  - job.completed / job.failed / job.cancelled events: exactly one per terminal transition;
  *  - GET /v1/usage budgets (spent, reserved, resetsAt) of the budgeted keys equal the model's.
- * Every response is compared with the model's prediction: 202/200 bodies, 402
+ * Every response is compared with the model's prediction (and every refusal with the answers
+ * /openapi.json documents for its route, test/support/openapi-responses.ts checkRefusals): 202/200 bodies, 402
  * INSUFFICIENT_CREDITS, 429 BUDGET_EXCEEDED (which limit, Retry-After to the period's reset), 429
  * QUEUE_FULL, 409 IDEMPOTENCY_CONFLICT / JOB_NOT_RETRYABLE / JOB_NOT_CANCELLABLE, 404, and
  * idempotent replays return the identical stored body and charge nothing. The claims take the job
@@ -49,8 +50,10 @@
  * starts the attempt's cost at 0, and the WORKER_LOST finish records its checkpoint as charged.
  *
  * The model is test/support/jobs-model.ts, the service side and the checks after every command
- * test/support/jobs-model-checks.ts, the commands test/support/jobs-model-commands.ts; this file
- * holds the arbitraries, the set-up of a generated world, the property and the regressions.
+ * test/support/jobs-model-checks.ts, the commands test/support/jobs-model-commands.ts, the
+ * generated world and its set-up test/support/jobs-model-world.ts (shared with the variant on the
+ * OpenAI and Replicate fakes, jobs-model-adapters.test.ts); this file holds the arbitraries of
+ * the commands, the property and the regressions.
  *
  * JOBS_MODEL_RUNS raises the number of generated sequences (the default keeps the file well under
  * 90 s per database); JOBS_MODEL_COMMANDS the maximum sequence length; JOBS_MODEL_SEED (with
@@ -58,19 +61,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
-import { SCOPES } from '../../src/modules/auth/scopes.js';
-import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { CALLERS, KEY_WORKSPACES, stats, type Ceilings, type Dirs, type Model, type OpKind, type Spec } from '../support/jobs-model.js';
-import { adminOk, api, checkAll, checkEventsExactly, pageAll, type Real } from '../support/jobs-model-checks.js';
-import { AdvanceCmd, BudgetCmd, BurstCmd, CancelCmd, DieCmd, DrainCmd, dyingSignal, grant, GrantCmd, MaintenanceCmd, RecoverCmd, RetryCmd, RunCmd, WorkCmd, type Advance, type Cmd, type Expiry, type IdemChoice, type JobFilter, type JobPick } from '../support/jobs-model-commands.js';
+import { CALLERS, stats, type Dirs, type Model, type OpKind, type Spec } from '../support/jobs-model.js';
+import { api, checkAll, checkEventsExactly, type Real } from '../support/jobs-model-checks.js';
+import { AdvanceCmd, BudgetCmd, BurstCmd, CancelCmd, DieCmd, DrainCmd, dyingSignal, GrantCmd, MaintenanceCmd, RecoverCmd, RetryCmd, RunCmd, WorkCmd, type Advance, type Cmd, type IdemChoice, type JobFilter, type JobPick } from '../support/jobs-model-commands.js';
+import { amountArb, ceilingArb, cleanup, expiryArb, setup, worldArb, type World } from '../support/jobs-model-world.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const RUNS = Math.max(1, Number(process.env.JOBS_MODEL_RUNS) || 50);
 const MAX_COMMANDS = Math.max(1, Number(process.env.JOBS_MODEL_COMMANDS) || 28);
@@ -101,11 +103,6 @@ const idemArb: fc.Arbitrary<IdemChoice> = fc.oneof(
   // The key just sent, with the same request: a client retrying after a network failure.
   { weight: 1, arbitrary: fc.constant({ kind: 'reuse' as const, pick: 0, same: true }) },
 );
-const amountArb = fc.constantFrom(200, 1_000, 5_000, 20_000, 50_000, 120_000);
-const expiryArb = fc.constantFrom<Expiry>('never', 'never', 'min10', 'hour', 'midnight', 'day', 'days3');
-const ceilingArb = fc.constantFrom<number | null>(null, null, 3_000, 15_000, 60_000, 150_000);
-const ceilingsArb: fc.Arbitrary<Ceilings> = fc.record({ dailyMillicents: ceilingArb, weeklyMillicents: ceilingArb, monthlyMillicents: ceilingArb });
-
 const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.tuple(callerArb, specArb(['speech', 'music', 'video']), idemArb).map(([c, s, i]) => new RunCmd(c, s, i)),
   fc.tuple(callerArb, specArb(['speech', 'music', 'video']), idemArb).map(([c, s, i]) => new RunCmd(c, s, i)),
@@ -127,83 +124,13 @@ const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.constantFrom<Advance>('pastLease', 'expiry', 'pastExpiry', 'midnight').map((a) => new AdvanceCmd(a)),
 ];
 
-interface World {
-  keyBudgets: Ceilings[];
-  wsBudgets: Ceilings[];
-  grants: { ws: number; amount: number; expiry: Expiry }[];
-}
-
-const worldArb: fc.Arbitrary<World> = fc.record({
-  keyBudgets: fc.tuple(ceilingsArb, ceilingsArb).map(([k1, k2]) => [{ dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null }, k1, k2]),
-  wsBudgets: fc.tuple(fc.constant({ dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null }), ceilingsArb),
-  grants: fc
-    .array(fc.record({ ws: fc.nat(1), amount: amountArb, expiry: expiryArb }), { minLength: 1, maxLength: 4 })
-    // Each workspace starts with some credits that do not expire, so most runs get admitted.
-    .chain((g) => fc.tuple(fc.constantFrom(10_000, 30_000, 60_000), fc.constantFrom(10_000, 30_000, 60_000)).map(([a, b]) => [{ ws: 0, amount: a, expiry: 'never' as Expiry }, { ws: 1, amount: b, expiry: 'never' as Expiry }, ...g])),
-});
-
-async function setup(ctx: TestContext, world: World): Promise<{ model: Model; real: Real }> {
-  const user = (await adminOk(ctx, '/admin/v1/users', { email: `model-${randomBytes(6).toString('hex')}@example.com`, name: 'Model user' })).user;
-  const wsIds: string[] = [];
-  for (let ws = 0; ws < 2; ws++) {
-    wsIds.push((await adminOk(ctx, '/admin/v1/workspaces', { name: `Model W${ws}`, plan: 'pro', ownerUserId: user.id })).workspace.id);
-  }
-  // Points never refuse here (they are not what this test is about); W0 runs 2 jobs at once and lets 2 wait.
-  const limits = [
-    { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000, runningJobs: 2, waitingJobs: 2 },
-    { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 },
-  ];
-  for (let ws = 0; ws < 2; ws++) await adminOk(ctx, `/admin/v1/workspaces/${wsIds[ws]}/settings`, { limits: limits[ws], budgets: world.wsBudgets[ws] });
-  const keyIds: string[] = [];
-  const secrets: string[] = [];
-  for (let k = 0; k < KEY_WORKSPACES.length; k++) {
-    const created = await adminOk(ctx, '/admin/v1/keys', {
-      userId: user.id,
-      workspaceIds: KEY_WORKSPACES[k]!.map((ws) => wsIds[ws]),
-      scopes: [...SCOPES],
-      operations: [...OPERATION_IDS],
-      transports: ['rest'],
-      budgets: world.keyBudgets[k],
-    });
-    keyIds.push(created.key.id);
-    secrets.push(created.secret);
-  }
-  const model: Model = {
-    now: ctx.clock.now(),
-    lease: ctx.config.jobLeaseMs,
-    allocs: [],
-    holds: new Map(),
-    jobs: [],
-    usage: [],
-    purchased: [0, 0],
-    expired: [0, 0],
-    wsBudgets: world.wsBudgets.map((b) => ({ ...b })),
-    keyBudgets: world.keyBudgets.map((b) => ({ ...b })),
-    running: [2, 6],
-    waiting: [2, 100],
-    idem: new Map(),
-    sent: [],
-    counter: 0,
-  };
-  const real: Real = { ctx, userId: user.id, wsIds, keyIds, secrets, eventCursors: [undefined, undefined], events: new Map(), observed: new Map() };
-  for (const g of world.grants) await grant(model, real, g.ws, g.amount, g.expiry);
-  return { model, real };
-}
-
-/** Leaves no job of a finished run active (the claims and recoveries of the next run are global). */
-async function cleanup(real: Real): Promise<void> {
-  for (let ws = 0; ws < 2; ws++) {
-    for (const j of await pageAll(real, ws, '/v1/jobs')) {
-      if (j.status === 'pending' || j.status === 'processing') await api(real, 0, ws, 'POST', `/v1/jobs/${j.id}/cancel`);
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 describeEachDatabase('job lifecycle and money, model-based', (get) => {
   test('Rules 3-4, state table, Budgets, Errors: random runs, cancels, retries, workers, grants and clock moves keep the money exact', async () => {
     const ctx = get();
+    // Every refusal of the sequences (402, 404, 409, 429 …) is one /openapi.json documents for its route.
+    await checkRefusals(ctx.app);
     await fc.assert(
       fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), async (world, cmds) => {
         let real: Real | undefined;

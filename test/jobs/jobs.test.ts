@@ -1,5 +1,5 @@
 /** Job lifecycle: states table, failure accounting, cancel, retry with checkpoints, fencing, complete output. */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { admin, call, describeEachDatabase } from '../support/harness.js';
@@ -11,6 +11,7 @@ import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { gateAdapter } from '../support/gates.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const SPRITE = (directives: string, frames = 4) => ({ prompt: `a knight ${directives}`, frames, frameWidth: 16, frameHeight: 16 });
 const spriteMax = (frames = 4) => findOperation('sprite.generate')!.price(SPRITE('', frames)).maximumMillicents;
@@ -20,6 +21,8 @@ async function retry(ctx: any, t: any, jobId: string, key = randomUUID()) {
 }
 
 describeEachDatabase('job lifecycle', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('processing → failed: [sim:fail=CODE] sets errorCode, emits job.failed and still accounts consumed work', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
@@ -272,6 +275,8 @@ describeEachDatabase('job lifecycle', (get) => {
 });
 
 describeEachDatabase('complete output (Rule 6)', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('snapshot projection names omitted fields; complete output pages join to the verified document', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });

@@ -6,7 +6,7 @@
  * src/modules/jobs/output-document.ts), and a result changed under a cached document still ends
  * the read with 409 OUTPUT_CHANGED.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
@@ -16,6 +16,7 @@ import { presentResult } from '../../src/modules/jobs/snapshot.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 /** What the route's schema serializer (fast-json-stringify, as Fastify compiles it) writes for `body`. */
 async function schemaSerializer() {
@@ -63,6 +64,8 @@ async function readAll(ctx: TestContext, t: Tenant, jobId: string): Promise<Buff
 }
 
 describeEachDatabase('complete output pages', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   const page = (ctx: TestContext, t: Tenant, jobId: string, cursor?: string) =>
     call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
 

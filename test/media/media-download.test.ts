@@ -5,7 +5,7 @@
  * altered. The S3 backend is served by a local S3-compatible server that enforces presigned
  * signatures (test/support/media.ts); the local backend by the service itself.
  */
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
@@ -13,6 +13,7 @@ import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { signedMediaUrl, getMediaItem } from '../../src/modules/media/service.js';
 import { backendOptions, png, sha256, startTestS3, upload, wav } from '../support/media.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const s3 = await startTestS3();
 after(() => s3.close());
@@ -36,6 +37,8 @@ async function fetchLocal(ctx: TestContext, url: string, headers: Record<string,
 }
 
 describeEachDatabase('media download [local]', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('download returns {mediaId, url, expiresAt} with expiresAt = now + MEDIA_URL_TTL_S (900 s by default)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
@@ -217,6 +220,8 @@ describeEachDatabase('media download [local]', (get) => {
 describeEachDatabase(
   'media download [local, MEDIA_URL_TTL_S=60]',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('MEDIA_URL_TTL_S sets the lifetime of download URLs', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
@@ -235,6 +240,8 @@ describeEachDatabase(
 describeEachDatabase(
   'media download [s3]',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('download returns a presigned URL of the bucket that serves the exact bytes with Content-Type and Content-Length, without an API key', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);

@@ -47,7 +47,7 @@
  * MEDIA_FUZZ_RUNS (default 100) scales every property and MEDIA_FUZZ_SEED replays a run; the
  * default keeps the file well under a minute per database.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { join } from 'node:path';
@@ -61,10 +61,13 @@ import { APPENDED_PAYLOADS, REFS } from '../support/media-samples.js';
 import { dispositionHeader, encodeMultipart, FALLBACK_FILENAME, filePart, newBoundary, type FilenameEncoding, type HeaderLine } from '../support/multipart.js';
 import { bare, bump, CANONICAL_OF_DECLARED, checkOutcome, LATE_OPEN_MS, params, RUNS, send, SIZE_RUNS, snapshot, uploadOne, type Sent } from '../support/media-upload-checks.js';
 import { buildStructureCase, bytesArb, chunksOf, contentArb, declaredArb, describeStructure, encodingArb, filenameArb, LINE_BREAK, refArb, structureArb } from '../support/media-upload-arbitraries.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 // ---------------------------------------------------------------------------------------------
 
 describeEachDatabase('media upload fuzz', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test(`Rule 7 (${RUNS} runs): random, corrupted, truncated and padded files with any declared type: never a 5xx, refusals are 400 UNSUPPORTED_MEDIA leaving nothing, acceptances store exactly the bytes`, async (t) => {
     const ctx = get();
     const tenant = await seedTenant(ctx.deps);

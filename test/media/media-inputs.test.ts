@@ -4,7 +4,7 @@
  * INVALID_INPUT with JSON pointers), findMediaItems, and storeGeneratedMedia (blob first, then row
  * and media.created event in one transaction; nothing left if that fails).
  */
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
@@ -15,6 +15,7 @@ import type { MediaField } from '../../src/operations/contract.js';
 import { checkMediaInputs, findMediaItems, storeGeneratedMedia } from '../../src/modules/media/service.js';
 import { storageKeyFor } from '../../src/modules/media/blob-store.js';
 import { backendOptions, footprint, glb, png, sha256, startTestS3, upload, wav, type BackendName } from '../support/media.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const s3 = await startTestS3();
 after(() => s3.close());
@@ -44,6 +45,8 @@ function inputsSuite(backend: BackendName) {
   describeEachDatabase(
     `media as operation inputs and outputs [${backend}]`,
     (get) => {
+    // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+    before(() => checkRefusals(get().app));
       test('checkMediaInputs accepts ids of the workspace with an accepted kind, and absent optional fields', async () => {
         const ctx = get();
         const t = await seedTenant(ctx.deps);

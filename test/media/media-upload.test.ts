@@ -4,7 +4,7 @@
  * with its documented 4xx and nothing left behind, size limit and storage quota, and workspace
  * isolation.
  */
-import { after, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
@@ -13,6 +13,7 @@ import { newId } from '../../src/lib/ids.js';
 import { storageKeyFor } from '../../src/modules/media/blob-store.js';
 import { MEDIA_PLAN_LIMITS } from '../../src/modules/media/limits.js';
 import * as mediaStore from '../../src/modules/media/store.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 import {
   backendOptions,
   ELF,
@@ -74,6 +75,8 @@ function uploadSuite(backend: BackendName) {
   describeEachDatabase(
     `media upload and library [${backend}]`,
     (get) => {
+    // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+    before(() => checkRefusals(get().app));
       test('upload stores the exact bytes and returns the Media item with sha256 and a null downloadUrl', async () => {
         const ctx = get();
         const t = await seedTenant(ctx.deps);

@@ -5,7 +5,7 @@
  * as workspace notifications; each fires at most once per threshold and period (or per allocation
  * or key), by the notifications' unique index. Periods and expiries move with the fake clock.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
@@ -18,6 +18,7 @@ import { createHook, deliveryRows, emit, WEBHOOK_TEST_ENV, worker } from '../sup
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { ALERT_EVENT_TYPES } from '../../src/modules/events/store.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const receiver = HttpsReceiver.forThisFile();
 // The test certificate names these two (Node does not match *.localhost); each test's webhooks
@@ -106,6 +107,8 @@ async function deliveredTo(ctx: TestContext, path: string): Promise<FeedEvent[]>
 describeEachDatabase(
   'alerts',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('budget.threshold_crossed (workspace budget): fires at 50 % once, not again in the same day, at 80 and 100 %, and again the next day; feed, subscribed webhook only, notifications', async () => {
       const ctx = get();
       receiver.reset();

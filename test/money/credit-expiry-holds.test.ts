@@ -6,7 +6,7 @@
  * it settles. The balance stays exact throughout: total = unexpired credits + kept parts,
  * reserved = open holds, spendable ≥ 0; every money test ends with the ledger invariants.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { planExpiry } from '../../src/modules/billing/expiry.js';
@@ -18,6 +18,7 @@ import { admin, call, describeEachDatabase, type TestContext } from '../support/
 import { balance, drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const HOUR = 3_600_000;
 const MUSIC = (directives: string) => ({ prompt: `a calm tune ${directives}`, durationSeconds: 10 });
@@ -68,6 +69,8 @@ test('planExpiry: due credits back the open holds admitted before each expiry, e
 });
 
 describeEachDatabase('credit expiry under open holds', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('an allocation expiring under a running job is charged in full at settlement; the unused rest then expires', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);

@@ -4,7 +4,7 @@
  * its keys, the UTC minute and month windows, overrides, RateLimit-* headers and the budgets
  * report.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -19,6 +19,7 @@ import { endpointName, prepareEndpoint, PUBLIC_ENDPOINTS } from '../support/endp
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { DECIDED_WEIGHTS, SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from '../support/spec-weights.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -70,6 +71,8 @@ function specWeight(ep: (typeof PUBLIC_ENDPOINTS)[number]): number | undefined {
 }
 
 describeEachDatabase('usage points', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('usage points: each endpoint charges its spec weight, seen in minuteUsed and monthlyUsed', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-11-18T12:00:05.000Z'));
@@ -384,6 +387,8 @@ function budget(data: any, scope: string, period: string) {
 }
 
 describeEachDatabase('usage report', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('usage report: shape is exactly the spec Usage (points, budgets, streams) for a pro plan', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-11-18T12:00:30.000Z'));

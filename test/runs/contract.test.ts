@@ -28,6 +28,7 @@ import {
 } from '../support/contract-oracle.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 type Input = Record<string, unknown>;
 
@@ -199,6 +200,8 @@ function assertInvalidInput(res: LightMyRequestResponse, pointer: string, what: 
 }
 
 describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan table and Idempotency-Key window', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   let f: Fixture;
   before(async () => {
     f = await setUp(get());

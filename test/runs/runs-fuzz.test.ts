@@ -43,8 +43,11 @@ import { seedKey, type Tenant } from '../support/seed.js';
 import { drain } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { BODY_LIMIT, EXTRA_KEYS, CAPPED_DAILY_BUDGET, type Caller, type Fixture, RUNS, type Req, anyOp, assertProperty, bump, canonical, checkEnvelope, defineOwn, delta, describeReq, exchange, expectedFor, footprint, jsonReq, junkValue, ledgersHold, mediaIdArb, nearMediaId, nearObject, pickInput, refuse, reorder, report, seen, send, setUp, validInputArb } from '../support/runs-oracle.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 describeEachDatabase('runs fuzz', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   let f: Fixture;
   before(async () => {
     f = await setUp(get());

@@ -13,8 +13,11 @@ import fc from 'fast-check';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { describeEachDatabase } from '../support/harness.js';
 import { type Caller, type Fixture, RUNS, assertProperty, exchange, expectedFor, jsonReq, ledgersHold, nearInputArb, pickInput, report, seen, setUp, validInputArb } from '../support/runs-oracle.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 describeEachDatabase('runs fuzz, inputs near each schema', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   let f: Fixture;
   before(async () => {
     f = await setUp(get());

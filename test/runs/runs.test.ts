@@ -1,5 +1,5 @@
 /** Tool catalog, estimates and runs: admission, idempotency, money and limits (spec Rules 1-4, Budgets). */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -16,6 +16,7 @@ import { findOperation } from '../../src/operations/registry.js';
 import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../../src/modules/idempotency/service.js';
 import { createWorkspace } from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
 const CHAT_MAX = findOperation('chat.generate')!.price(CHAT).maximumMillicents;
@@ -24,6 +25,8 @@ const MUSIC_MAX = findOperation('music.generate')!.price(MUSIC()).maximumMillice
 
 
 describeEachDatabase('tools and estimates', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('GET /v1/tools lists the 14 operations with exactly the five required fields', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
@@ -100,6 +103,8 @@ describeEachDatabase('tools and estimates', (get) => {
 });
 
 describeEachDatabase('runs: money and idempotency', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('synchronous chat.generate answers 200 kind=result, charges its cost and records a completed job', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
@@ -422,6 +427,8 @@ describeEachDatabase('runs: money and idempotency', (get) => {
 
 /** A 2 s job lease: a synchronous run's timeout is min(20 s, lease − 1 s) = 1 s. */
 describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempotency-Key', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   const SLOW_CHAT = (ms: number) => ({ messages: [{ role: 'user', content: `Hello [sim:delay=${ms}]` }], maxTokens: 100 });
 
   test('a synchronous run past its timeout fails with PROVIDER_TIMEOUT: answered as failed, hold released, never run again', async () => {

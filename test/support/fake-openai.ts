@@ -4,7 +4,7 @@
  * /v1/audio/speech, and GET /files/<name> for images answered by URL. It records every request
  * (method, path, headers, parsed JSON or multipart body) and can be scripted per path with a queue
  * of answers (status, headers such as retry-after, JSON or raw bytes, a delay before answering,
- * or a body streamed until the client stops reading).
+ * an answer held until the test lets it go, or a body streamed until the client stops reading).
  * Nothing of the `openai` package is mocked: the adapter talks HTTP to this server.
  *
  * Strict where OpenAI is (issue 39): requests the real API refuses are refused here with its error
@@ -88,6 +88,12 @@ export interface Scripted {
   contentType?: string;
   /** Wait this long before answering (a deadline test). */
   delayMs?: number;
+  /**
+   * Hold the answer until this settles (after `delayMs`): a request in flight for as long as a
+   * test needs, e.g. while it cancels the job or its worker dies. An answer to a client that has
+   * gone by then is not written.
+   */
+  until?: Promise<unknown>;
   /**
    * A 200 body of `bytes` zero bytes written in 64 KiB chunks until done or the client closes the
    * connection (`streamedBytes` counts what was written); `declareLength` sends its Content-Length
@@ -215,6 +221,10 @@ export class FakeOpenAi {
     const scripted = this.scripts.get(path)?.shift();
     if (scripted?.delayMs) {
       await new Promise((resolve) => setTimeout(resolve, scripted.delayMs).unref());
+      if (res.destroyed) return;
+    }
+    if (scripted?.until) {
+      await scripted.until.catch(() => undefined);
       if (res.destroyed) return;
     }
     if (scripted?.stream) return this.stream(res, scripted.stream);

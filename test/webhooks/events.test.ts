@@ -1,5 +1,5 @@
 /** GET /v1/events: the workspace event feed (decisions.md section 1), its cursor and its commit-safe order. */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,6 +12,7 @@ import { drain, run } from '../support/jobs.js';
 import { png, upload } from '../support/media.js';
 import { insertEvent } from '../../src/modules/events/store.js';
 import { createWorkspace } from '../../src/modules/accounts/service.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 50 };
 const MUSIC = (directives = '') => ({ prompt: `a calm tune ${directives}`, durationSeconds: 5 });
@@ -77,6 +78,8 @@ async function uploadPng(ctx: TestContext, t: Tenant): Promise<string> {
 }
 
 describeEachDatabase('event feed', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('events: job.completed, job.failed, job.cancelled and media.created appear oldest first as {id, type, workspaceId, createdAt, data}', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 200_000 });

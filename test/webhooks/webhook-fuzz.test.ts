@@ -11,7 +11,7 @@
  * Runs: three times MCP_FUZZ_RUNS (default 100) webhook requests (the variable of
  * test/mcp/mcp-fuzz.test.ts, with which these tests once shared a file).
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
@@ -22,6 +22,7 @@ import { seedTenant, type Tenant } from '../support/seed.js';
 import { PUBLIC_ADDRESS, uniqueHost, verifyHost } from '../support/webhook-hosts.js';
 import { check } from '../support/fast-check.js';
 import { ABSENT, assertEnvelope, assertNoForeignData, deepArb, maybe, RUNS, SECRET_RE, toJsonText, uploadPixel, wrongType } from '../support/api-fuzz.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const MAX_ACTIVE = 20; // docs/decisions.md: at most 20 active webhooks per workspace
 const MAX_URL = 2048;
@@ -386,6 +387,8 @@ function coverageExamples(f: WebhookFixture): [Action][] {
 }
 
 describeEachDatabase('webhook fuzz', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test(`Rules 9-10: ${RUNS * 3} random create, update, list, rotate, revoke and delivery requests: registered errors with the documented URL reasons, a webhook only on an exact hostname verified in the workspace that resolves to public addresses, no look-up of unverified names, refusals change nothing, the secret only from create and rotate`, async (t) => {
     const ctx = get();
     const f = await buildWebhookFixture(ctx);

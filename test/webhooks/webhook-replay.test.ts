@@ -5,13 +5,14 @@
  * removed or moved to another workspace, the deliveries list (paging, 404 across workspaces) and
  * secrets never appearing outside create and rotate.
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { advancePastNextAttempt, createHook, verifySignature as verify, emit, onlyDelivery, verifyHostname, WEBHOOK_TEST_ENV, worker, type HookSetup } from '../support/webhooks.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 
 const receiver = HttpsReceiver.forThisFile();
@@ -39,6 +40,8 @@ async function failedDelivery(ctx: TestContext, hook: HookSetup) {
 describeEachDatabase(
   'webhook deliveries and replay',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('replay: same event id, replayCount + 1, pending, then sent promptly; a replay is one attempt', async () => {
       const ctx = get();
       receiver.reset();

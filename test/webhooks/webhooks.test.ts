@@ -1,5 +1,5 @@
 /** Webhook endpoints: create, list, update, revoke, rotate (spec Rules 9-10, decisions.md section 1). */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { createTestDatabase } from '../support/databases.js';
 import { call, describeEachDatabase, testConfig, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { PUBLIC_ADDRESS, seedWebhook, uniqueHost, verifyHost } from '../support/webhook-hosts.js';
+import { checkRefusals } from '../support/openapi-responses.js';
 
 const SECRET_RE = /^whsec_[A-Za-z0-9_-]{43}$/;
 const WEBHOOK_KEYS = ['createdAt', 'enabled', 'eventTypes', 'id', 'revokedAt', 'updatedAt', 'url', 'workspaceId'];
@@ -84,6 +85,8 @@ async function seedDelivery(ctx: TestContext, workspaceId: string, webhookId: st
 }
 
 describeEachDatabase('webhooks', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('create: 200 {webhook, secret} with a whsec_ secret shown once, enabled by default, on a verified host', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
@@ -452,6 +455,8 @@ describeEachDatabase('webhooks', (get) => {
 describeEachDatabase(
   'webhooks with EGRESS_ALLOW_CIDRS',
   (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
     test('loopback destinations are accepted only inside EGRESS_ALLOW_CIDRS, and still need a verified hostname', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
