@@ -23,9 +23,9 @@ import { presentNotification } from '../admin/present.js';
 import { toIso, windowIso } from '../lib/clock.js';
 import * as keyStore from '../modules/auth/store.js';
 import { getBalance, listTransactions } from '../modules/billing/service.js';
-import { getCosts } from '../modules/costs/service.js';
+import { checkCostQuery, getCosts } from '../modules/costs/service.js';
 import { listWorkspaceNotifications } from '../modules/notifications/service.js';
-import { getUsageHistory } from '../modules/usage/history-service.js';
+import { checkHistoryQuery, getUsageHistory } from '../modules/usage/history-service.js';
 import { resolveLimits } from '../modules/usage/plans.js';
 import { budgetReportsOf, type BudgetReport } from '../modules/usage/service.js';
 import { hasBudgetCeilings } from '../modules/accounts/types.js';
@@ -71,11 +71,14 @@ export function registerUsageRoutes(app: FastifyInstance, deps: Deps): void {
   });
 
   consoleRoute(app, 'GET', `${ws}/costs`, { code: 'CONSOLE_COSTS_GET', message: 'Costs read.' }, { params: WorkspaceParams, querystring: U.CostsQuery, response: U.CostsSchema }, async (r) => {
+    // The query is checked first (400, as on the public API), then the workspace (404).
+    checkCostQuery(deps, r.query);
     const { workspace } = await visible(r, r.params.workspaceId);
     return getCosts(deps, workspace.id, r.query);
   });
 
   consoleRoute(app, 'GET', `${ws}/usage/history`, { code: 'CONSOLE_USAGE_HISTORY_GET', message: 'Usage history read.' }, { params: WorkspaceParams, querystring: U.HistoryQuery, response: U.HistorySchema }, async (r) => {
+    checkHistoryQuery(deps, r.query);
     const { workspace } = await visible(r, r.params.workspaceId);
     return getUsageHistory(deps, workspace.id, r.query);
   });

@@ -117,11 +117,14 @@ export function buildReport(range: Range, groupBy: GroupField[], sums: readonly 
   };
 }
 
+/** The range and groups a cost query asks for; 400 INVALID_REQUEST naming the field otherwise. */
+export function checkCostQuery(deps: Deps, query: CostQuery): { range: Range; groupBy: GroupField[] } {
+  return { range: resolveRange(query.bucket ?? 'day', query.from, query.to, deps.clock.now()), groupBy: normalizeGroups(query.groupBy) };
+}
+
 /** The cost report of one workspace. */
 export async function getCosts(deps: Deps, workspaceId: string, query: CostQuery): Promise<CostReport> {
-  const bucket = query.bucket ?? 'day';
-  const range = resolveRange(bucket, query.from, query.to, deps.clock.now());
-  const groupBy = normalizeGroups(query.groupBy);
+  const { range, groupBy } = checkCostQuery(deps, query);
   return buildReport(range, groupBy, await sumRollup(deps.db, workspaceId, range, groupBy));
 }
 

@@ -51,9 +51,14 @@ export function historyRange(bucket: HistoryBucket, from: string | undefined, to
   return range;
 }
 
+/** The range a history query asks for; 400 INVALID_REQUEST naming the field otherwise. */
+export function checkHistoryQuery(deps: Deps, query: HistoryQuery): Range {
+  return historyRange(query.bucket ?? 'hour', query.from, query.to, deps.clock.now());
+}
+
 export async function getUsageHistory(deps: Deps, workspaceId: string, query: HistoryQuery, scope: { workspaceId: string | null } = { workspaceId }) {
   const bucket = query.bucket ?? 'hour';
-  const range = historyRange(bucket, query.from, query.to, deps.clock.now());
+  const range = checkHistoryQuery(deps, query);
   const asked = new Set(query.groupBy ?? []);
   const groupBy = HISTORY_GROUPS.filter((g) => asked.has(g));
   // What this process counted reaches the table first.
