@@ -12,9 +12,6 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERROR_REGISTRY } from '../../src/http/errors.js';
-import { specStatusesOf } from '../support/spec-errors.js';
 import { isUuid } from '../../src/lib/ids.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
@@ -22,6 +19,7 @@ import { describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { assertRegisteredError } from '../support/assertions.js';
 
 const RUNS = Number(process.env.AUTH_FUZZ_RUNS ?? 200);
 const ENDPOINTS = ['/v1/usage', '/v1/balance', '/v1/transactions', '/v1/workspaces'] as const;
@@ -128,17 +126,6 @@ function queryCarriesKey(query: Record<string, string>): boolean {
   return Object.entries(query).some(([k, v]) => KEY_PARAM_NAMES.has(k.toLowerCase()) || SECRET_IN_TEXT.test(k) || SECRET_IN_TEXT.test(v));
 }
 
-function assertErrorEnvelope(res: LightMyRequestResponse): { code: string } {
-  const body = res.json();
-  assert.equal(body.success, false, res.body);
-  assert.ok(Object.hasOwn(ERROR_REGISTRY, body.code), `registered code: ${body.code}`);
-  assert.equal(res.statusCode, ERROR_REGISTRY[body.code as keyof typeof ERROR_REGISTRY][0], `status of ${body.code}`);
-  const spec = specStatusesOf(body.code);
-  assert.ok(!spec || spec.includes(res.statusCode), `decisions.md section 3 gives ${body.code} ${spec?.join('/')}, not ${res.statusCode}`);
-  assert.equal(typeof body.message, 'string');
-  assert.equal(body.requestId, res.headers['x-request-id']);
-  return body;
-}
 
 describeEachDatabase('auth fuzz', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
@@ -172,13 +159,13 @@ describeEachDatabase('auth fuzz', (get) => {
 
           const caller = expectedCaller(f, authorization);
           if (caller === undefined || queryCarriesKey(query)) {
-            assert.equal(assertErrorEnvelope(res).code, 'UNAUTHENTICATED', `unauthenticated request: ${res.body}`);
+            assert.equal(assertRegisteredError(res, res.headers['x-request-id'] as string | undefined).code, 'UNAUTHENTICATED', `unauthenticated request: ${res.body}`);
             stats.unauthenticated += 1;
             return;
           }
           const other = caller === a ? b : a;
           if (res.statusCode !== 200) {
-            const { code } = assertErrorEnvelope(res);
+            const { code } = assertRegisteredError(res, res.headers['x-request-id'] as string | undefined);
             if (code === 'KEY_SUSPENDED') {
               const row = await ctx.deps.db.selectFrom('api_keys').select('suspended_until_ms').where('id', '=', caller.key.id).executeTakeFirstOrThrow();
               assert.ok(row.suspended_until_ms !== null && Number(row.suspended_until_ms) > ctx.clock.now(), 'suspended only while the key row says so');

@@ -11,19 +11,10 @@ import type { FastifyRequest } from 'fastify';
 import { TEST_ADMIN_TOKEN, describeEachDatabase } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { assertError } from '../support/assertions.js';
 
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
-function assertErrorEnvelope(res: { statusCode: number; body: string; headers: Record<string, unknown> }, status: number, code: string) {
-  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${res.body}`);
-  const body = JSON.parse(res.body);
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, 'string');
-  assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/, 'X-Request-Id header present');
-  assert.equal(body.requestId, res.headers['x-request-id'], 'requestId in the body equals the X-Request-Id header');
-  return body;
-}
 
 test('fast refusals (answered by the auth hook without throwing) are byte-identical to the error handler envelope', () => {
   const errors = [
@@ -59,13 +50,13 @@ describeEachDatabase('error handling', (get) => {
   before(() => checkRefusals(get().app));
   test('unknown route is 404 NOT_FOUND in the error envelope with X-Request-Id', async () => {
     const ctx = get();
-    assertErrorEnvelope(await ctx.app.inject({ method: 'GET', url: '/v1/no-such-thing' }), 404, 'NOT_FOUND');
-    assertErrorEnvelope(await ctx.app.inject({ method: 'GET', url: '/' }), 404, 'NOT_FOUND');
+    assertError(await ctx.app.inject({ method: 'GET', url: '/v1/no-such-thing' }), 404, 'NOT_FOUND');
+    assertError(await ctx.app.inject({ method: 'GET', url: '/' }), 404, 'NOT_FOUND');
   });
 
   test('unknown method on a known path is 404 NOT_FOUND', async () => {
     const ctx = get();
-    assertErrorEnvelope(await ctx.app.inject({ method: 'DELETE', url: '/v1/usage' }), 404, 'NOT_FOUND');
+    assertError(await ctx.app.inject({ method: 'DELETE', url: '/v1/usage' }), 404, 'NOT_FOUND');
   });
 
   test('every request gets its own X-Request-Id, on success too', async () => {
@@ -91,7 +82,7 @@ describeEachDatabase('error handling', (get) => {
       headers: { ...ADMIN, 'content-type': 'application/json' },
       payload: '{"email": "a@example.com", "name":',
     });
-    const body = assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+    const body = assertError(res, 400, 'INVALID_REQUEST');
     assert.match(body.message, /JSON/);
   });
 
@@ -104,14 +95,14 @@ describeEachDatabase('error handling', (get) => {
       '{"email": "p2@example.com", "name": "P", "nested": {"constructor": {"prototype": {"admin": true}}}}',
     ]) {
       const res = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': 'application/json' }, payload });
-      const body = assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+      const body = assertError(res, 400, 'INVALID_REQUEST');
       assert.match(body.message, /"__proto__"/);
       assert.doesNotMatch(body.message, /not valid JSON/);
       assert.deepEqual((body.details as { errors: { pointer: string }[] }).errors.map((e) => e.pointer), ['/']);
     }
     // Malformed JSON that also holds such a key is still called malformed.
     const malformed = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: '{"__proto__": {}, "email":' });
-    assert.match(assertErrorEnvelope(malformed, 400, 'INVALID_REQUEST').message, /not valid JSON/);
+    assert.match(assertError(malformed, 400, 'INVALID_REQUEST').message, /not valid JSON/);
     assert.equal(await users(), before);
   });
 
@@ -123,14 +114,14 @@ describeEachDatabase('error handling', (get) => {
       headers: { ...ADMIN, 'content-type': 'application/json' },
       payload: JSON.stringify({ email: 'big@example.com', name: 'x'.repeat(BODY_LIMIT_BYTES) }),
     });
-    assertErrorEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
+    assertError(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 
   test('a non-JSON Content-Type is 400 INVALID_REQUEST', async () => {
     const ctx = get();
     for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
       const res = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': contentType }, payload: 'email=a@example.com' });
-      const body = assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+      const body = assertError(res, 400, 'INVALID_REQUEST');
       assert.match(body.message, /Content-Type/, contentType);
     }
   });
@@ -138,7 +129,7 @@ describeEachDatabase('error handling', (get) => {
   test('a body that fails the schema is 400 INVALID_REQUEST with JSON pointers in details', async () => {
     const ctx = get();
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: ADMIN, payload: { email: 'a@example.com', name: 'A', extra: 1 } });
-    const body = assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+    const body = assertError(res, 400, 'INVALID_REQUEST');
     assert.ok(Array.isArray(body.details?.errors) && body.details.errors.length > 0, JSON.stringify(body));
     assert.equal(body.details.errors[0].in, 'body');
   });
@@ -159,12 +150,12 @@ describeEachDatabase('error handling', (get) => {
   test('an empty JSON body where a body is required is 400 INVALID_REQUEST', async () => {
     const ctx = get();
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/v1/users', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: '' });
-    assertErrorEnvelope(res, 400, 'INVALID_REQUEST');
+    assertError(res, 400, 'INVALID_REQUEST');
   });
 
   test('a malformed URL (bad percent-encoding) is 400 INVALID_REQUEST in the envelope with X-Request-Id', async () => {
     const ctx = get();
-    assertErrorEnvelope(await ctx.app.inject({ method: 'GET', url: '/v1/usage/%zz' }), 400, 'INVALID_REQUEST');
+    assertError(await ctx.app.inject({ method: 'GET', url: '/v1/usage/%zz' }), 400, 'INVALID_REQUEST');
   });
 
   test('a thrown non-AppError is 500 INTERNAL without the internal message, logged with the requestId', async () => {
@@ -183,7 +174,7 @@ describeEachDatabase('error handling', (get) => {
     await app.ready();
     try {
       const res = await app.inject({ method: 'GET', url: '/test/boom' });
-      const body = assertErrorEnvelope(res, 500, 'INTERNAL');
+      const body = assertError(res, 500, 'INTERNAL');
       assert.equal(body.message, 'Internal error.');
       assert.doesNotMatch(res.body, /secret internal detail|postgres:/);
       assert.equal(body.details, undefined);

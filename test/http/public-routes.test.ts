@@ -10,20 +10,13 @@ import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { checkRefusals, openapiPath, servedOpenApi } from '../support/openapi-responses.js';
+import { assertError } from '../support/assertions.js';
 
 /** decisions.md 1: every authenticated response carries the minute window's RateLimit headers. */
 function assertRateLimitHeaders(res: { headers: Record<string, unknown>; statusCode: number }, what: string) {
   for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) assert.match(String(res.headers[h]), /^\d+$/, `${what} (${res.statusCode}): ${h}`);
 }
 
-function assertErrorEnvelope(res: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
-  assert.equal(res.statusCode, status, `status ${res.statusCode} body ${JSON.stringify(res.json())}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(typeof body.message, 'string');
-  assert.equal(body.requestId, res.headers['x-request-id']);
-}
 
 describeEachDatabase('shared route rules', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
@@ -52,7 +45,7 @@ describeEachDatabase('shared route rules', (get) => {
     // One waiting job is the workspace's limit.
     refusals.push(['queue full', await runOf({ prompt: 'a tune' }), 429, 'QUEUE_FULL']);
     for (const [what, res, status, code] of refusals) {
-      assertErrorEnvelope(res, status, code);
+      assertError(res, status, code);
       assertRateLimitHeaders(res, what);
     }
     assert.match(String(refusals.at(-1)![1].headers['retry-after']), /^\d+$/, 'a 429 carries Retry-After');
@@ -86,7 +79,7 @@ describeEachDatabase('shared route rules', (get) => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       const res = await call(ctx, ep.method, ep.url, { workspaceId: t.workspace.id, headers: headers() });
-      assertErrorEnvelope(res, 401, 'UNAUTHENTICATED');
+      assertError(res, 401, 'UNAUTHENTICATED');
       (await servedOpenApi(ctx.app)).assertResponse(ep.method, ep.url, 401, res.json(), name);
     });
 
@@ -94,10 +87,10 @@ describeEachDatabase('shared route rules', (get) => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
       for (const secret of ['nope', `wask_${'A'.repeat(43)}`, `${t.secret}x`, t.secret.toUpperCase()]) {
-        assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() }), 401, 'UNAUTHENTICATED');
+        assertError(await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() }), 401, 'UNAUTHENTICATED');
       }
       const basic = await call(ctx, ep.method, ep.url, { headers: headers({ authorization: `Basic ${t.secret}` }), workspaceId: t.workspace.id });
-      assertErrorEnvelope(basic, 401, 'UNAUTHENTICATED');
+      assertError(basic, 401, 'UNAUTHENTICATED');
     });
 
     test(`${name}: a key in the query string is 401 even with a valid header`, async () => {
@@ -105,22 +98,22 @@ describeEachDatabase('shared route rules', (get) => {
       const t = await seedTenant(ctx.deps);
       for (const param of ['api_key', 'apiKey', 'key', 'access_token', 'token']) {
         const res = await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), query: { [param]: t.secret } });
-        assertErrorEnvelope(res, 401, 'UNAUTHENTICATED');
+        assertError(res, 401, 'UNAUTHENTICATED');
       }
     });
 
     test(`${name}: missing or malformed workspace header is 400 INVALID_REQUEST`, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, headers: headers() }), 400, 'INVALID_REQUEST');
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: 'not-a-uuid', headers: headers() }), 400, 'INVALID_REQUEST');
+      assertError(await call(ctx, ep.method, ep.url, { secret: t.secret, headers: headers() }), 400, 'INVALID_REQUEST');
+      assertError(await call(ctx, ep.method, ep.url, { secret: t.secret, workspaceId: 'not-a-uuid', headers: headers() }), 400, 'INVALID_REQUEST');
     });
 
     test(`${name}: another workspace is 403 FORBIDDEN_WORKSPACE`, async () => {
       const ctx = get();
       const a = await seedTenant(ctx.deps);
       const b = await seedTenant(ctx.deps);
-      assertErrorEnvelope(await call(ctx, ep.method, ep.url, { secret: a.secret, workspaceId: b.workspace.id, headers: headers() }), 403, 'FORBIDDEN_WORKSPACE');
+      assertError(await call(ctx, ep.method, ep.url, { secret: a.secret, workspaceId: b.workspace.id, headers: headers() }), 403, 'FORBIDDEN_WORKSPACE');
     });
 
     test(`${name}: a key without scope ${ep.scope} is 403 FORBIDDEN_SCOPE`, async () => {
@@ -128,7 +121,7 @@ describeEachDatabase('shared route rules', (get) => {
       const t = await seedTenant(ctx.deps);
       const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: SCOPES.filter((s) => s !== ep.scope) });
       const res = await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() });
-      assertErrorEnvelope(res, 403, 'FORBIDDEN_SCOPE');
+      assertError(res, 403, 'FORBIDDEN_SCOPE');
       assertRateLimitHeaders(res, 'an authenticated refusal');
     });
 
@@ -137,7 +130,7 @@ describeEachDatabase('shared route rules', (get) => {
       const t = await seedTenant(ctx.deps);
       const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
       const res = await call(ctx, ep.method, ep.url, { secret, workspaceId: t.workspace.id, headers: headers() });
-      assertErrorEnvelope(res, 403, 'FORBIDDEN_TRANSPORT');
+      assertError(res, 403, 'FORBIDDEN_TRANSPORT');
       assertRateLimitHeaders(res, 'an authenticated refusal');
     });
 

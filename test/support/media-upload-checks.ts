@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERROR_REGISTRY } from '../../src/http/errors.js';
 import { MEDIA_FORMATS } from '../../src/modules/media/formats.js';
 import { MEDIA_PLAN_LIMITS } from '../../src/modules/media/limits.js';
 import { call, type TestContext } from './harness.js';
 import { type Tenant } from './seed.js';
 import { encodeMultipart, newBoundary, type Part } from './multipart.js';
+import { assertRegisteredError } from './assertions.js';
 
 export const RUNS = Math.max(1, Number(process.env.MEDIA_FUZZ_RUNS ?? 100));
 /** Uploads near the plan maximum move 25 MiB each: a few of them. */
@@ -112,17 +112,6 @@ function fromInject(res: LightMyRequestResponse): Answer {
   return { statusCode: res.statusCode, body: res.body, json: () => res.json(), requestIdHeader: String(res.headers['x-request-id']) };
 }
 
-/** The error envelope with a registered code and that code's registered status; returns the body. */
-function assertErrorEnvelope(res: Answer): { code: keyof typeof ERROR_REGISTRY; details?: Record<string, unknown> } {
-  const body = res.json();
-  assert.equal(body.success, false, res.body);
-  assert.ok(Object.hasOwn(ERROR_REGISTRY, body.code), `registered code: ${body.code}`);
-  assert.equal(res.statusCode, ERROR_REGISTRY[body.code as keyof typeof ERROR_REGISTRY][0], `status of ${body.code}: ${res.statusCode}`);
-  assert.equal(typeof body.message, 'string');
-  assert.match(String(body.requestId), UUID);
-  if (res.requestIdHeader !== undefined) assert.equal(body.requestId, res.requestIdHeader);
-  return body;
-}
 
 /** details.reason values of 400 UNSUPPORTED_MEDIA (the route's documented list). */
 const UNSUPPORTED_REASONS = new Set(['EMPTY', 'TYPE_NOT_ALLOWED', 'TYPE_MISMATCH', 'SVG_NOT_ALLOWED', 'EXECUTABLE', 'MALFORMED', 'TRAILING_DATA', 'EMBEDDED_MARKUP', 'PIXEL_LIMIT']);
@@ -197,7 +186,7 @@ export async function checkOutcome(ctx: TestContext, t: Tenant, before: Snapshot
   if (res.requestIdHeader !== undefined) assert.match(res.requestIdHeader, UUID);
   const after = await snapshot(ctx, t.workspace.id);
   if (res.statusCode !== 200) {
-    const body = assertErrorEnvelope(res);
+    const body = assertRegisteredError(res, res.requestIdHeader);
     if (body.code === 'UNSUPPORTED_MEDIA') assert.ok(UNSUPPORTED_REASONS.has(String(body.details?.reason)), `documented reason: ${res.body}`);
     if (body.code === 'PAYLOAD_TOO_LARGE') assert.equal(body.details?.maxBytes, MEDIA_PLAN_LIMITS[t.workspace.plan].maxUploadBytes);
     assertRefusalUnchanged(before, after);
