@@ -210,7 +210,7 @@ class RequestLogController extends LogController {
 }
 
 /** OpenAPI operation details drawn from a route's RouteMeta: security, scope, points, errors. */
-function documentRoute(schema: Record<string, unknown> | undefined, url: string, meta: RouteMeta | undefined): Record<string, unknown> {
+function documentRoute(schema: Record<string, unknown> | undefined, url: string, meta: RouteMeta | undefined, method: string | string[]): Record<string, unknown> {
   if (!schema || !url.startsWith('/v1/') || meta?.auth !== 'key') return { ...schema, hide: true };
   const points = typeof meta.points === 'number' ? `${meta.points} usage point${meta.points === 1 ? '' : 's'}` : 'usage points that depend on the operation';
   const error = (description: string) => ({ ...ErrorBodySchema, description });
@@ -235,6 +235,10 @@ function documentRoute(schema: Record<string, unknown> | undefined, url: string,
       429: error('RATE_LIMITED (usage points; see Retry-After and details.limit).'),
       // A JSON body over the body limit is refused before validation (error-handler.ts), on every route that takes one.
       ...(schema.body || meta.document?.body ? { 413: error('PAYLOAD_TOO_LARGE: the request body is over the size limit.') } : {}),
+      // Any request: the server is stopping, or its database cannot be reached (db/unavailable.ts).
+      503: error('UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After.'),
+      // Any request that writes, when the server's storage is full (lib/storage-full.ts).
+      ...([method].flat().some((m) => m !== 'GET' && m !== 'HEAD') ? { 507: error("STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored.") } : {}),
       ...Object.fromEntries(Object.entries(meta.errors ?? {}).map(([status, text]) => [status, error(text)])),
       ...responses,
     },
@@ -352,7 +356,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     // Only key-authenticated /v1 routes are public; admin, system and docs routes stay out.
     transform: ({ schema, url, route }) => ({
-      schema: documentRoute(schema as Record<string, unknown> | undefined, url, (route.config as { meta?: RouteMeta } | undefined)?.meta) as typeof schema,
+      schema: documentRoute(schema as Record<string, unknown> | undefined, url, (route.config as { meta?: RouteMeta } | undefined)?.meta, route.method) as typeof schema,
       url,
     }),
   });

@@ -4,7 +4,8 @@
  * with the error envelope passes, and an undocumented status or a body outside the documented
  * error schema fails the request that provoked it. Also the answers it is built on: each refusal
  * class of a key route is documented with the error envelope, and every route with a JSON body
- * documents 413 PAYLOAD_TOO_LARGE (found by this check: the body limit's refusal was undocumented).
+ * documents 413 PAYLOAD_TOO_LARGE (found by this check: the body limit's refusal was undocumented);
+ * every route documents 503 UNAVAILABLE and every route that writes 507 STORAGE_FULL.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,6 +37,26 @@ describeEachDatabase(
       const { requestId: _, ...withoutId } = body;
       assert.throws(() => openapi.assertRefusal('GET', `/v1/jobs/${randomUUID()}`, 404, withoutId), /satisfies its documented schema/);
       assert.throws(() => openapi.assertRefusal('GET', '/admin/v1/workspaces', 404, body), /a documented route/);
+    });
+
+    test('every route documents 503 UNAVAILABLE (stopping, database unreachable), and every route that writes 507 STORAGE_FULL', async () => {
+      const openapi = await servedOpenApi(get().app);
+      let routes = 0;
+      for (const [path, methods] of Object.entries<any>(openapi.doc.paths)) {
+        for (const [method, op] of Object.entries<any>(methods)) {
+          if (!op?.responses) continue;
+          routes++;
+          assert.ok(op.responses['503']?.content?.['application/json']?.schema, `${method.toUpperCase()} ${path} documents 503`);
+          const writes = method !== 'get' && method !== 'head';
+          assert.equal(Boolean(op.responses['507']), writes, `${method.toUpperCase()} ${path} ${writes ? 'documents' : 'does not document'} 507`);
+        }
+      }
+      assert.ok(routes >= 20, `documented routes: ${routes}`);
+      const body = (code: string) => ({ success: false, code, message: 'm', requestId: randomUUID(), details: {} });
+      openapi.assertRefusal('GET', '/v1/usage', 503, body('UNAVAILABLE'));
+      openapi.assertRefusal('POST', '/v1/media/upload', 507, body('STORAGE_FULL'));
+      openapi.assertRefusal('POST', '/v1/runs', 507, body('STORAGE_FULL'));
+      assert.throws(() => openapi.assertRefusal('GET', '/v1/usage', 507, body('STORAGE_FULL')), /status 507 is documented/);
     });
 
     test('every route with a JSON body documents 413 PAYLOAD_TOO_LARGE, and an oversized body is answered so', async () => {

@@ -1389,6 +1389,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_COSTS_GET: {
@@ -1582,6 +1600,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_TOOLS_ESTIMATE: {
@@ -1731,6 +1767,42 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2086,6 +2158,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_JOBS_LIST: {
@@ -2233,6 +2323,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2411,6 +2519,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_JOBS_CANCEL: {
@@ -2557,6 +2683,42 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2927,6 +3089,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_JOBS_STREAM: {
@@ -3055,6 +3253,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3229,6 +3445,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_MEDIA_GET: {
@@ -3383,6 +3617,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_MEDIA_DOWNLOAD: {
@@ -3513,6 +3765,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3709,6 +3979,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
             /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. Retry once the operator has freed space. */
             507: {
                 headers: {
@@ -3865,6 +4153,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4093,6 +4399,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_RUNS_LOOKUP: {
@@ -4247,6 +4589,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_TOOLS_LIST: {
@@ -4383,6 +4743,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4564,6 +4942,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_USAGE_GET: {
@@ -4715,6 +5111,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4922,6 +5336,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_WEBHOOKS_LIST: {
@@ -5060,6 +5492,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5263,6 +5713,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_WEBHOOKS_DELIVERIES: {
@@ -5424,6 +5910,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_WEBHOOKS_REPLAY: {
@@ -5565,6 +6069,42 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5758,6 +6298,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_WEBHOOKS_ROTATE: {
@@ -5921,6 +6497,42 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6121,6 +6733,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
         };
     };
     PUBLIC_WORKSPACES_LIST: {
@@ -6251,6 +6899,24 @@ export interface operations {
             };
             /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
