@@ -80,20 +80,41 @@ export interface CreateDepsOptions {
   backgroundCheckpoint?: boolean;
 }
 
+/**
+ * What the providers file needs of the machine, checked before anything opens: its providers'
+ * host names lead to public addresses (unless the file allows private ones), and the programs of
+ * the local engines it maps are installed. Returns the engines found.
+ */
+async function checkProvidersFile(options: CreateDepsOptions): Promise<LocalEngines> {
+  const { config } = options;
+  if (!config.providers) return {};
+  let engines: LocalEngines = {};
+  const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
+  const problems = await checkProviderAddresses(config.providers, resolve);
+  if ([...config.providers.operations.values()].some((r) => r.engine)) {
+    engines = await probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
+    problems.push(...missingEngineProblems(config.providers, engines));
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return engines;
+}
+
+/** Keys revoked or changed by another process reach this one's cache: the auth epoch, polled. */
+function pollAuthEpoch(db: Deps['db'], authCache: AuthCache, log: Deps['log'], pollMs: number): NodeJS.Timeout | undefined {
+  if (pollMs <= 0) return undefined;
+  const timer = setInterval(() => {
+    readAuthEpoch(db).then(
+      (epoch) => authCache.observeEpoch(epoch),
+      (err: unknown) => log.error({ err }, 'auth epoch poll failed'),
+    );
+  }, pollMs);
+  timer.unref();
+  return timer;
+}
+
 export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const { config } = options;
-  let engines: LocalEngines = {};
-  if (config.providers) {
-    // Host names of providers must not lead to private addresses unless the file allows it.
-    const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
-    const problems = await checkProviderAddresses(config.providers, resolve);
-    // The programs of the local engines the file maps must be installed.
-    if ([...config.providers.operations.values()].some((r) => r.engine)) {
-      engines = await probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
-      problems.push(...missingEngineProblems(config.providers, engines));
-    }
-    if (problems.length > 0) throw new ConfigError(problems);
-  }
+  const engines = await checkProvidersFile(options);
   const handle = options.database ?? (await openDatabase(config.databaseUrl, { backgroundCheckpoint: options.backgroundCheckpoint, synchronous: config.sqliteSynchronous }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const log = options.log ?? createServiceLogger(config.logLevel).log;
@@ -106,17 +127,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   );
   usage.start();
 
-  const pollMs = options.epochPollMs ?? 500;
-  const epochTimer =
-    pollMs > 0
-      ? setInterval(() => {
-          readAuthEpoch(handle.db).then(
-            (epoch) => authCache.observeEpoch(epoch),
-            (err: unknown) => log.error({ err }, 'auth epoch poll failed'),
-          );
-        }, pollMs)
-      : undefined;
-  epochTimer?.unref();
+  const epochTimer = pollAuthEpoch(handle.db, authCache, log, options.epochPollMs ?? 500);
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
   const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs });

@@ -42,27 +42,7 @@ export function espeakEngine(ctx: LocalContext): Provider {
   // mp3 is encoded by ffmpeg: without it only wav can be honoured.
   const mp3 = ctx.engines.ffmpeg !== undefined;
 
-  function inputSchema(op: OperationContract): TSchema {
-    const base = op.inputSchema as unknown as { properties: Record<string, unknown>; required: string[] };
-    const properties: Record<string, unknown> = { ...base.properties };
-    if (voices.length > 0) {
-      const examples = voices
-        .filter((v) => ['en-us', 'en-gb', 'fr-fr', 'de', 'es', 'it', 'ja', 'cmn'].includes(v.name))
-        .map((v) => `${v.name} (${v.description.replace(/ \([^()]*\)$/, '')})`);
-      properties.voice = {
-        type: 'string',
-        enum: voices.map((v) => v.name),
-        default: defaultVoice,
-        description: `An espeak-ng voice, named by its language: ${voices.length} are installed${examples.length ? `, e.g. ${examples.join(', ')}` : ''}.`,
-      };
-    }
-    properties.format = mp3
-      ? oneOf(['mp3', 'wav'], 'mp3')
-      : { ...(oneOf(['wav'], 'wav') as object), description: 'wav only: mp3 needs ffmpeg, which is not installed on this deployment.' };
-    properties.rate = { ...(integer(RATE.min, RATE.max, RATE.default) as object), description: 'Speaking rate in words per minute.' };
-    properties.pitch = { ...(integer(PITCH.min, PITCH.max, PITCH.default) as object), description: 'Pitch adjustment, 0 (lowest) to 99 (highest).' };
-    return { ...base, properties } as unknown as TSchema;
-  }
+  const inputSchema = (op: OperationContract) => espeakInputSchema(op, voices, defaultVoice, mp3);
 
   async function run(job: ProviderRun): Promise<ProviderResult> {
     const espeak = ctx.engines.espeak;
@@ -82,30 +62,7 @@ export function espeakEngine(ctx: LocalContext): Provider {
     const deadline = Date.now() + (job.route.spec?.timeoutSeconds ?? 600) * 1000;
     const remaining = () => Math.max(1, deadline - Date.now());
 
-    const bytes = await withWorkDir(async (dir) => {
-      const spoken = await guard(
-        runProgram(
-          {
-            path: espeak.path,
-            args: espeakArgs(voice, rate, pitch),
-            stdin: text,
-            timeoutMs: remaining(),
-            maxStdoutBytes: MAX_WAV_BYTES,
-            signal: job.signal,
-          },
-          dir,
-        ),
-        'espeak-ng',
-      );
-      const wav = fixWavHeader(spoken.stdout);
-      if (format === 'wav') return wav;
-      await job.progress(50);
-      const encoded = await guard(
-        runProgram({ path: ctx.engines.ffmpeg!.path, args: MP3_ARGS, stdin: wav.bytes, timeoutMs: remaining(), maxStdoutBytes: MAX_WAV_BYTES, signal: job.signal }, dir),
-        'ffmpeg',
-      );
-      return { ...wav, bytes: encoded.stdout };
-    });
+    const bytes = await speak(ctx, job, { path: espeak.path, args: espeakArgs(voice, rate, pitch), text, format }, remaining);
 
     const file = await checkProviderFile(bytes.bytes, 'audio', 'audio', 'speech');
     const characters = characterCount(text);
@@ -117,6 +74,49 @@ export function espeakEngine(ctx: LocalContext): Provider {
   }
 
   return { name: 'local', steps: () => 1, inputSchema, run };
+}
+
+/** The speech.generate schema this engine honours: the installed voices, mp3 only with ffmpeg, rate and pitch. */
+function espeakInputSchema(op: OperationContract, voices: readonly { name: string; description: string }[], defaultVoice: string | undefined, mp3: boolean): TSchema {
+  const base = op.inputSchema as unknown as { properties: Record<string, unknown>; required: string[] };
+  const properties: Record<string, unknown> = { ...base.properties };
+  if (voices.length > 0) {
+    const examples = voices
+      .filter((v) => ['en-us', 'en-gb', 'fr-fr', 'de', 'es', 'it', 'ja', 'cmn'].includes(v.name))
+      .map((v) => `${v.name} (${v.description.replace(/ \([^()]*\)$/, '')})`);
+    properties.voice = {
+      type: 'string',
+      enum: voices.map((v) => v.name),
+      default: defaultVoice,
+      description: `An espeak-ng voice, named by its language: ${voices.length} are installed${examples.length ? `, e.g. ${examples.join(', ')}` : ''}.`,
+    };
+  }
+  properties.format = mp3
+    ? oneOf(['mp3', 'wav'], 'mp3')
+    : { ...(oneOf(['wav'], 'wav') as object), description: 'wav only: mp3 needs ffmpeg, which is not installed on this deployment.' };
+  properties.rate = { ...(integer(RATE.min, RATE.max, RATE.default) as object), description: 'Speaking rate in words per minute.' };
+  properties.pitch = { ...(integer(PITCH.min, PITCH.max, PITCH.default) as object), description: 'Pitch adjustment, 0 (lowest) to 99 (highest).' };
+  return { ...base, properties } as unknown as TSchema;
+}
+
+/** Runs espeak-ng on the text (and ffmpeg for mp3) in a work directory of its own; the audio and its length. */
+async function speak(
+  ctx: LocalContext,
+  job: ProviderRun,
+  o: { path: string; args: string[]; text: string; format: 'wav' | 'mp3' },
+  remaining: () => number,
+): Promise<{ bytes: Buffer; seconds: number | undefined }> {
+  return withWorkDir(async (dir) => {
+    const spoken = await guard(runProgram({ path: o.path, args: o.args, stdin: o.text, timeoutMs: remaining(), maxStdoutBytes: MAX_WAV_BYTES, signal: job.signal }, dir), 'espeak-ng');
+    const wav = fixWavHeader(spoken.stdout);
+    if (o.format === 'wav') return wav;
+    await job.progress(50);
+    const encoded = await guard(
+      runProgram({ path: ctx.engines.ffmpeg!.path, args: MP3_ARGS, stdin: wav.bytes, timeoutMs: remaining(), maxStdoutBytes: MAX_WAV_BYTES, signal: job.signal }, dir),
+      'ffmpeg',
+    );
+    return { ...wav, bytes: encoded.stdout };
+  });
 }
 
 /** espeak-ng's arguments: UTF-8 text read whole from stdin, WAV to stdout. */
