@@ -105,86 +105,123 @@ export function outputContainer(edits: readonly VideoEdit[], inputMimeType: stri
 }
 
 /**
+ * The filter graph of one edit as it is built: the labels of the current video and audio streams,
+ * the frame size and the length so far. Each edit step adds its filters after the current ones.
+ */
+class FilterGraph {
+  readonly parts: string[] = [];
+  private n = 0;
+  private clip = 0;
+  v: string;
+  a: string | undefined;
+  width: number;
+  height: number;
+  seconds: number;
+  /** One frame rate throughout (the main video's): joined and retimed parts are brought to it. */
+  readonly rate: string;
+
+  constructor(
+    main: PlanInput,
+    private readonly clips: readonly PlanInput[],
+    hasAudio: boolean,
+    private readonly maxOutputSeconds: number,
+  ) {
+    // An input of odd size loses its last row or column at once: every step keeps the sides even.
+    [this.width, this.height] = [main.probe.width - (main.probe.width % 2), main.probe.height - (main.probe.height % 2)];
+    const even = this.width !== main.probe.width || this.height !== main.probe.height ? `crop=${this.width}:${this.height}:0:0,` : '';
+    this.v = this.label('v');
+    this.parts.push(`[0:v:0]${even}setsar=1,format=yuv420p[${this.v}]`);
+    this.a = hasAudio ? this.audioOf(main, 0) : undefined;
+    this.seconds = main.probe.durationSeconds ?? Infinity;
+    this.rate = main.probe.frameRate ?? DEFAULT_RATE;
+  }
+
+  private label(prefix: string): string {
+    return `${prefix}${this.n++}`;
+  }
+
+  /**
+   * Every source is brought to the same audio format when the result has sound (the concat filter
+   * joins only identical streams); a source without sound gets silence.
+   */
+  private audioOf(input: PlanInput, index: number): string {
+    const out = this.label('a');
+    this.parts.push(input.probe.hasAudio ? `[${index}:a:0]${AUDIO_FORMAT}[${out}]` : `anullsrc=r=48000:cl=stereo,atrim=duration=${fixed(pictureSeconds(input.probe) ?? this.maxOutputSeconds)}[${out}]`);
+    return out;
+  }
+
+  /** A filter on the video stream (and one on the audio stream, when there is sound). */
+  step(videoFilter: string, audioFilter?: string): void {
+    const nv = this.label('v');
+    this.parts.push(`[${this.v}]${videoFilter}[${nv}]`);
+    this.v = nv;
+    if (this.a !== undefined && audioFilter !== undefined) {
+      const na = this.label('a');
+      this.parts.push(`[${this.a}]${audioFilter}[${na}]`);
+      this.a = na;
+    }
+  }
+
+  /** Edit `i`. Throws ProviderError EDIT_OUT_OF_FRAME for a crop that leaves the frame. */
+  apply(e: VideoEdit, i: number): void {
+    switch (e.type) {
+      case 'trim':
+        this.step(`trim=start=${fixed(e.startSeconds)}:end=${fixed(e.endSeconds)},setpts=PTS-STARTPTS`, `atrim=start=${fixed(e.startSeconds)}:end=${fixed(e.endSeconds)},asetpts=PTS-STARTPTS`);
+        this.seconds = Math.max(0, Math.min(e.endSeconds, this.seconds) - e.startSeconds);
+        break;
+      case 'resize':
+        this.step(resizeFilter(e.width, e.height, e.fit ?? 'contain'));
+        [this.width, this.height] = [e.width, e.height];
+        break;
+      case 'crop':
+        if (e.x + e.width > this.width || e.y + e.height > this.height) {
+          throw new ProviderError('EDIT_OUT_OF_FRAME', `Edit ${i} (crop) asks for ${e.width}×${e.height} at ${e.x},${e.y}, outside the ${this.width}×${this.height} frame at that step.`);
+        }
+        this.step(`crop=${e.width}:${e.height}:${e.x}:${e.y}`);
+        [this.width, this.height] = [e.width, e.height];
+        break;
+      case 'speed':
+        // Back to the source's rate: frames are dropped (faster) or repeated (slower), never retimed by the muxer.
+        this.step(`setpts=(PTS-STARTPTS)/${fixed(e.factor)},fps=${this.rate}`, tempo(e.factor));
+        this.seconds /= e.factor;
+        break;
+      case 'concat':
+        this.concat();
+        break;
+      case 'mute':
+      case 'format':
+        break;
+    }
+  }
+
+  /** The next clip joined after the video so far, brought to its frame size, rate and sound. */
+  private concat(): void {
+    const input = this.clips[this.clip++]!;
+    const index = this.clip;
+    const cv = this.label('v');
+    this.parts.push(`[${index}:v:0]${resizeFilter(this.width, this.height, 'contain')},fps=${this.rate},format=yuv420p[${cv}]`);
+    const ca = this.a !== undefined ? this.audioOf(input, index) : undefined;
+    const nv = this.label('v');
+    const na = this.a !== undefined ? this.label('a') : undefined;
+    this.parts.push(`[${this.v}]${this.a !== undefined ? `[${this.a}]` : ''}[${cv}]${ca !== undefined ? `[${ca}]` : ''}concat=n=2:v=1:a=${this.a !== undefined ? 1 : 0}[${nv}]${na !== undefined ? `[${na}]` : ''}`);
+    [this.v, this.a] = [nv, na];
+    this.seconds += input.probe.durationSeconds ?? Infinity;
+  }
+}
+
+/**
  * Builds the command. `clips[i]` is the input of the i-th concat step, in list order.
  * Throws ProviderError EDIT_OUT_OF_FRAME for a crop that leaves the frame.
  */
 export function planVideoEdit(edits: readonly VideoEdit[], main: PlanInput, clips: readonly PlanInput[], maxOutputSeconds: number): VideoPlan {
   const container = outputContainer(edits, main.mimeType);
   const hasAudio = container !== 'gif' && !edits.some((e) => e.type === 'mute') && (main.probe.hasAudio || clips.some((c) => c.probe.hasAudio));
-  const graph: string[] = [];
-  let n = 0;
-  const label = (prefix: string) => `${prefix}${n++}`;
-  // Every source is brought to the same pixel shape and, when the result has sound, the same audio
-  // format: the concat filter joins only identical streams. A source without sound gets silence.
-  const audioOf = (input: PlanInput, index: number): string => {
-    const out = label('a');
-    graph.push(input.probe.hasAudio ? `[${index}:a:0]${AUDIO_FORMAT}[${out}]` : `anullsrc=r=48000:cl=stereo,atrim=duration=${fixed(pictureSeconds(input.probe) ?? maxOutputSeconds)}[${out}]`);
-    return out;
-  };
-  // An input of odd size loses its last row or column at once: every step keeps the sides even.
-  let [width, height] = [main.probe.width - (main.probe.width % 2), main.probe.height - (main.probe.height % 2)];
-  const even = width !== main.probe.width || height !== main.probe.height ? `crop=${width}:${height}:0:0,` : '';
-  let v = label('v');
-  graph.push(`[0:v:0]${even}setsar=1,format=yuv420p[${v}]`);
-  let a = hasAudio ? audioOf(main, 0) : undefined;
-  let seconds = main.probe.durationSeconds ?? Infinity;
-  // One frame rate throughout (the main video's): joined and retimed parts are brought to it.
-  const rate = main.probe.frameRate ?? DEFAULT_RATE;
-  const step = (videoFilter: string, audioFilter?: string) => {
-    const nv = label('v');
-    graph.push(`[${v}]${videoFilter}[${nv}]`);
-    v = nv;
-    if (a !== undefined && audioFilter !== undefined) {
-      const na = label('a');
-      graph.push(`[${a}]${audioFilter}[${na}]`);
-      a = na;
-    }
-  };
-  let clip = 0;
-  edits.forEach((e, i) => {
-    switch (e.type) {
-      case 'trim':
-        step(`trim=start=${fixed(e.startSeconds)}:end=${fixed(e.endSeconds)},setpts=PTS-STARTPTS`, `atrim=start=${fixed(e.startSeconds)}:end=${fixed(e.endSeconds)},asetpts=PTS-STARTPTS`);
-        seconds = Math.max(0, Math.min(e.endSeconds, seconds) - e.startSeconds);
-        break;
-      case 'resize':
-        step(resizeFilter(e.width, e.height, e.fit ?? 'contain'));
-        [width, height] = [e.width, e.height];
-        break;
-      case 'crop':
-        if (e.x + e.width > width || e.y + e.height > height) {
-          throw new ProviderError('EDIT_OUT_OF_FRAME', `Edit ${i} (crop) asks for ${e.width}×${e.height} at ${e.x},${e.y}, outside the ${width}×${height} frame at that step.`);
-        }
-        step(`crop=${e.width}:${e.height}:${e.x}:${e.y}`);
-        [width, height] = [e.width, e.height];
-        break;
-      case 'speed':
-        // Back to the source's rate: frames are dropped (faster) or repeated (slower), never retimed by the muxer.
-        step(`setpts=(PTS-STARTPTS)/${fixed(e.factor)},fps=${rate}`, tempo(e.factor));
-        seconds /= e.factor;
-        break;
-      case 'concat': {
-        const input = clips[clip++]!;
-        const index = clip;
-        const cv = label('v');
-        graph.push(`[${index}:v:0]${resizeFilter(width, height, 'contain')},fps=${rate},format=yuv420p[${cv}]`);
-        const ca = a !== undefined ? audioOf(input, index) : undefined;
-        const nv = label('v');
-        const na = a !== undefined ? label('a') : undefined;
-        graph.push(`[${v}]${a !== undefined ? `[${a}]` : ''}[${cv}]${ca !== undefined ? `[${ca}]` : ''}concat=n=2:v=1:a=${a !== undefined ? 1 : 0}[${nv}]${na !== undefined ? `[${na}]` : ''}`);
-        [v, a] = [nv, na];
-        seconds += input.probe.durationSeconds ?? Infinity;
-        break;
-      }
-      case 'mute':
-      case 'format':
-        break;
-    }
-  });
+  const g = new FilterGraph(main, clips, hasAudio, maxOutputSeconds);
+  edits.forEach((e, i) => g.apply(e, i));
   if (container === 'gif') {
     const fps = Math.min(GIF_MAX_FPS, framesPerSecond(main.probe.frameRate) ?? GIF_MAX_FPS);
     // One palette per frame: a palette of the whole clip would hold every frame until the end.
-    step(`fps=${fps},split[g0][g1];[g1]palettegen=stats_mode=single[pal];[g0][pal]paletteuse=new=1`);
+    g.step(`fps=${fps},split[g0][g1];[g1]palettegen=stats_mode=single[pal];[g0][pal]paletteuse=new=1`);
   }
   const encoder = ENCODERS[container];
   const outputFile = `edited.${container}`;
@@ -193,17 +230,17 @@ export function planVideoEdit(edits: readonly VideoEdit[], main: PlanInput, clip
   const args = [
     '-hide_banner', '-nostdin', '-y', '-v', 'error', '-xerror', '-nostats', '-progress', progressFile,
     ...inputs,
-    '-filter_complex', graph.join(';'),
-    '-map', `[${v}]`,
-    ...(a !== undefined ? ['-map', `[${a}]`] : []),
+    '-filter_complex', g.parts.join(';'),
+    '-map', `[${g.v}]`,
+    ...(g.a !== undefined ? ['-map', `[${g.a}]`] : []),
     ...encoder.video,
-    ...(a !== undefined ? encoder.audio : []),
+    ...(g.a !== undefined ? encoder.audio : []),
     '-map_metadata', '-1', '-map_chapters', '-1',
     '-t', String(maxOutputSeconds),
     ...encoder.muxer,
     outputFile,
   ];
-  return { args, container, outputFile, progressFile, width, height, hasAudio: a !== undefined, expectedSeconds: Math.min(seconds, maxOutputSeconds) };
+  return { args, container, outputFile, progressFile, width: g.width, height: g.height, hasAudio: g.a !== undefined, expectedSeconds: Math.min(g.seconds, maxOutputSeconds) };
 }
 
 /** Scales into width×height: contain pads (letterbox), cover crops, fill stretches. */
