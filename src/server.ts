@@ -27,39 +27,17 @@ export const SHUTDOWN_TIMEOUT_MS = 25_000;
 export async function runServer(config: Config): Promise<void> {
   // Signals are caught from the first moment: one that arrives during start-up is acted on once
   // the process is up (so the lock is always released); a second one while closing exits at once.
-  let requested: string | undefined;
-  let shutdown: ((signal: string) => Promise<void>) | undefined;
-  let closing = false;
+  const signals: { requested?: string; shutdown?: (signal: string) => Promise<void>; closing: boolean } = { closing: false };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (closing) {
-      process.exit(signal === 'SIGINT' ? 130 : 143);
-    } else if (shutdown) {
-      void shutdown(signal);
-    } else {
-      requested = signal;
-    }
+    if (signals.closing) process.exit(signal === 'SIGINT' ? 130 : 143);
+    else if (signals.shutdown) void signals.shutdown(signal);
+    else signals.requested = signal;
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
   const databaseFile = sqliteFile(config.databaseUrl);
-  // A signal while waiting for a held lock ends the wait: the process never started, so it exits.
-  const lockWait = new AbortController();
-  const signalDuringLockWait = (signal: NodeJS.Signals) => lockWait.abort(signal);
-  process.once('SIGTERM', signalDuringLockWait);
-  process.once('SIGINT', signalDuringLockWait);
-  const announceWait = (pid: number | undefined) =>
-    process.stderr.write(`Waiting up to ${config.lockWaitMs} ms for the embedded database's lock, held by ${pid === undefined ? 'another process' : `pid ${pid}`}.\n`);
-  let releaseLock: () => void = () => {};
-  try {
-    if (databaseFile) releaseLock = await acquireServerLock(databaseFile, { waitMs: config.lockWaitMs, signal: lockWait.signal, onWait: announceWait });
-  } catch (err) {
-    if (lockWait.signal.aborted) process.exit(lockWait.signal.reason === 'SIGINT' ? 130 : 143);
-    throw err;
-  } finally {
-    process.off('SIGTERM', signalDuringLockWait);
-    process.off('SIGINT', signalDuringLockWait);
-  }
+  const releaseLock = databaseFile ? await takeServerLock(config, databaseFile) : () => {};
   let deps;
   try {
     deps = await createDeps({ config, secretKey: resolveSecretKey(config), processMetrics: true, backgroundCheckpoint: true });
@@ -76,12 +54,71 @@ export async function runServer(config: Config): Promise<void> {
     log.fatal({ err, origin }, 'fatal error; exiting');
     void flushLogs(log).finally(() => process.exit(1));
   });
+  const serving = await startServing(config, deps, releaseLock);
   const stops: (() => Promise<void>)[] = [];
+  // The job worker, the webhook delivery worker and housekeeping (worker/runner.ts).
+  if (config.role !== 'api') stops.push(startWorkers(deps));
+  // A worker that runs local engine programs starts their launcher now, not at its first job.
+  if (config.role !== 'api' && Object.keys(deps.providers.engines).length > 0) launcher.prepare();
+  // Worker timers are unref'd (they must not hold a closing process open), so a process without
+  // an HTTP listener needs something that keeps it running until it is told to stop.
+  const keepAlive = serving.address ? undefined : setInterval(() => {}, 1 << 30);
+  log.info(
+    {
+      role: config.role,
+      database: databaseFile ? 'sqlite' : 'postgres',
+      ...(serving.address ? { host: serving.address.address, port: serving.address.port } : { listening: false }),
+      ...(serving.metricsListener ? { metricsPort: serving.metricsListener.address.port } : {}),
+    },
+    'service started',
+  );
+  const stopEngineProbe = logProviders(deps);
+
+  signals.shutdown = async (signal: string) => {
+    if (signals.closing) return;
+    signals.closing = true;
+    // A probe still in flight must not log after "stopped".
+    stopEngineProbe();
+    if (keepAlive) clearInterval(keepAlive);
+    await shutDown(deps, serving, stops, releaseLock, signal);
+  };
+  if (signals.requested) void signals.shutdown(signals.requested);
+}
+
+/**
+ * The embedded database's lock (process-lock.ts), waiting up to LOCK_WAIT_MS for a live holder.
+ * A signal while waiting ends the wait: the process never started, so it exits.
+ */
+async function takeServerLock(config: Config, databaseFile: string): Promise<() => void> {
+  const lockWait = new AbortController();
+  const signalDuringLockWait = (signal: NodeJS.Signals) => lockWait.abort(signal);
+  process.once('SIGTERM', signalDuringLockWait);
+  process.once('SIGINT', signalDuringLockWait);
+  const announceWait = (pid: number | undefined) =>
+    process.stderr.write(`Waiting up to ${config.lockWaitMs} ms for the embedded database's lock, held by ${pid === undefined ? 'another process' : `pid ${pid}`}.\n`);
+  try {
+    return await acquireServerLock(databaseFile, { waitMs: config.lockWaitMs, signal: lockWait.signal, onWait: announceWait });
+  } catch (err) {
+    if (lockWait.signal.aborted) process.exit(lockWait.signal.reason === 'SIGINT' ? 130 : 143);
+    throw err;
+  } finally {
+    process.off('SIGTERM', signalDuringLockWait);
+    process.off('SIGINT', signalDuringLockWait);
+  }
+}
+
+interface Serving {
+  app: FastifyInstance;
+  address: AddressInfo | undefined;
+  metricsListener: MetricsListener | undefined;
+}
+
+/** The app, listening unless ROLE=worker, and /metrics on METRICS_PORT; on a failure everything opened is closed. */
+async function startServing(config: Config, deps: Deps, releaseLock: () => void): Promise<Serving> {
   let app: FastifyInstance | undefined;
-  let address: AddressInfo | undefined;
-  let metricsListener: MetricsListener | undefined;
   try {
     app = await buildApp(deps, { logRequests: true });
+    let address: AddressInfo | undefined;
     if (config.role !== 'worker') {
       await app.listen({ port: config.port, host: config.host });
       address = app.server.address() as AddressInfo;
@@ -89,64 +126,49 @@ export async function runServer(config: Config): Promise<void> {
       await app.ready();
     }
     // METRICS_PORT: /metrics on a port of its own (the only way to scrape a ROLE=worker process).
-    if (config.metricsPort !== undefined) {
-      metricsListener = await startMetricsListener(deps.metrics, config.host, config.metricsPort, (err) => log.error({ err }, 'metrics scrape failed'));
-    }
+    const metricsListener =
+      config.metricsPort === undefined
+        ? undefined
+        : await startMetricsListener(deps.metrics, config.host, config.metricsPort, (err) => deps.log.error({ err }, 'metrics scrape failed'));
+    return { app, address, metricsListener };
   } catch (err) {
     await app?.close().catch(() => {});
     await deps.close().catch(() => {});
     releaseLock();
     throw err;
   }
-  // The job worker, the webhook delivery worker and housekeeping (worker/runner.ts).
-  if (config.role !== 'api') stops.push(startWorkers(deps));
-  // A worker that runs local engine programs starts their launcher now, not at its first job.
-  if (config.role !== 'api' && Object.keys(deps.providers.engines).length > 0) launcher.prepare();
-  // Worker timers are unref'd (they must not hold a closing process open), so a process without
-  // an HTTP listener needs something that keeps it running until it is told to stop.
-  const keepAlive = address ? undefined : setInterval(() => {}, 1 << 30);
-  log.info(
-    {
-      role: config.role,
-      database: databaseFile ? 'sqlite' : 'postgres',
-      ...(address ? { host: address.address, port: address.port } : { listening: false }),
-      ...(metricsListener ? { metricsPort: metricsListener.address.port } : {}),
-    },
-    'service started',
-  );
-  const stopEngineProbe = logProviders(deps);
+}
 
-  shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    // A probe still in flight must not log after "stopped".
-    stopEngineProbe();
-    log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      log.error('graceful shutdown timed out; exiting');
-      releaseLock();
-      process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
-    force.unref();
-    if (keepAlive) clearInterval(keepAlive);
-    let code = 0;
-    try {
-      await app!.close();
-      await Promise.all(stops.map((stop) => stop()));
-      await metricsListener?.close();
-      await deps.close();
-    } catch (err) {
-      log.error({ err }, 'error during shutdown');
-      code = 1;
-    } finally {
-      releaseLock();
-    }
-    log.info({ code }, 'stopped');
-    // Log lines are written asynchronously (lib/logging.ts): hand every one to the kernel first.
-    await flushLogs(log);
-    process.exit(code);
-  };
-  if (requested) void shutdown(requested);
+/**
+ * The graceful close of a signal: the listener and in-flight requests, the workers, /metrics, the
+ * database; the lock released; every log line flushed; exit 0 (1 after an error, or when it takes
+ * longer than SHUTDOWN_TIMEOUT_MS).
+ */
+async function shutDown(deps: Deps, serving: Serving, stops: (() => Promise<void>)[], releaseLock: () => void, signal: string): Promise<void> {
+  const log = deps.log;
+  log.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    log.error('graceful shutdown timed out; exiting');
+    releaseLock();
+    process.exit(1);
+  }, SHUTDOWN_TIMEOUT_MS);
+  force.unref();
+  let code = 0;
+  try {
+    await serving.app.close();
+    await Promise.all(stops.map((stop) => stop()));
+    await serving.metricsListener?.close();
+    await deps.close();
+  } catch (err) {
+    log.error({ err }, 'error during shutdown');
+    code = 1;
+  } finally {
+    releaseLock();
+  }
+  log.info({ code }, 'stopped');
+  // Log lines are written asynchronously (lib/logging.ts): hand every one to the kernel first.
+  await flushLogs(log);
+  process.exit(code);
 }
 
 /** A moment after start-up: the probe's child processes must not compete with it (issue 19). */
