@@ -334,6 +334,13 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     done();
   });
 
+  await registerOpenApi(app, deps);
+  await registerRoutes(app, deps);
+  return app;
+}
+
+/** /openapi.json (generated from the routes' own schemas) and the /docs page that renders it. */
+async function registerOpenApi(app: FastifyInstance, deps: Deps): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -372,7 +379,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
   });
   app.get('/openapi.json', { schema: { hide: true }, config: { meta: { code: 'OPENAPI', message: 'openapi', auth: 'none' } } }, async () => app.swagger());
+}
 
+/** Every area's routes behind the auth hook (the admin API only with ADMIN_TOKEN), and /mcp. */
+async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
   registerAuthHook(app, deps);
   registerUnreadBodyHook(app);
   decorateSynchronousJobObserver(app);
@@ -395,5 +405,4 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   if (deps.config.adminToken) modules.push(adminRoutes);
   for (const routes of modules) await app.register(async (instance) => routes(instance, deps));
   await app.register(async (instance) => mcpEndpoint(instance, deps, app));
-  return app;
 }
