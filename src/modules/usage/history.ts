@@ -44,16 +44,40 @@ interface Count {
   count: number;
 }
 
+/** The counts of one workspace's current minute, by key, operation and kind (see `add`). */
+interface MinuteIndex {
+  minute: number;
+  counts: Map<string, Map<string, Map<string, Count>>>;
+}
+
 export class UsageHistory {
   private counts = new Map<string, Count>();
+  /**
+   * Every request that charges points adds to the history, so finding its count must be cheap:
+   * the strings of a request (the workspace's and key's ids, the route's endpoint) are the same
+   * objects on every request, so nested maps over them hash nothing new, where one joined key
+   * would be built and hashed anew each time. Holds the current minute of each workspace only;
+   * cleared by each flush, which takes the counts away (a miss goes by the joined key).
+   */
+  private index = new Map<string, MinuteIndex>();
 
   /** Adds `count` (points, or one refusal) to the minute holding `at`. */
   add(workspaceId: string, at: number, by: Attribution, kind: string, count: number): void {
     const minute = at - (at % MINUTE_MS);
-    const k = `${workspaceId}\u0000${minute}\u0000${by.keyId}\u0000${by.operation}\u0000${kind}`;
-    const c = this.counts.get(k);
-    if (c) c.count += count;
-    else this.counts.set(k, { workspaceId, minute, keyId: by.keyId, operation: by.operation, kind, count });
+    let w = this.index.get(workspaceId);
+    if (!w || w.minute !== minute) this.index.set(workspaceId, (w = { minute, counts: new Map() }));
+    let byOperation = w.counts.get(by.keyId);
+    if (!byOperation) w.counts.set(by.keyId, (byOperation = new Map()));
+    let byKind = byOperation.get(by.operation);
+    if (!byKind) byOperation.set(by.operation, (byKind = new Map()));
+    let c = byKind.get(kind);
+    if (!c) {
+      const k = `${workspaceId}\u0000${minute}\u0000${by.keyId}\u0000${by.operation}\u0000${kind}`;
+      c = this.counts.get(k);
+      if (!c) this.counts.set(k, (c = { workspaceId, minute, keyId: by.keyId, operation: by.operation, kind, count: 0 }));
+      byKind.set(kind, c);
+    }
+    c.count += count;
   }
 
   /** A 429 answered to a key: counted under `429:<details.limit>`. */
@@ -85,6 +109,8 @@ export class UsageHistory {
       else waiting.set(k, c);
     }
     this.counts = waiting;
+    // The taken counts are no longer this history's: the next add finds (or makes) its own.
+    this.index.clear();
     if (taken.length === 0 && !prune) return;
     const rows = new Map<string, { workspace_id: string; span: string; bucket_ms: number; key_id: string; operation: string; kind: string; count: number }>();
     for (const c of taken) {
