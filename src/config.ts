@@ -60,6 +60,8 @@ export interface Config {
   simulatedDelayMs: number;
   /** How often a process writes its usage-point deltas to the shared counters. */
   usageFlushMs: number;
+  /** TEST_CREDITS_MILLICENTS: the grant a workspace's test balance starts with (decisions.md "Test mode"). */
+  testCreditsMillicents: number;
   /** LOCK_WAIT_MS: how long a server start waits for the embedded database's lock held by another live process. */
   lockWaitMs: number;
   /**
@@ -119,6 +121,9 @@ export function isPostgresUrl(url: string): boolean {
  * Reads the environment's values, collecting every problem (so they are all listed at once): an
  * empty value counts as unset.
  */
+/** A workspace's first test balance: 100 dollars of make-believe credits (decisions.md "Test mode"). */
+export const DEFAULT_TEST_CREDITS_MILLICENTS = 10_000_000;
+
 class EnvReader {
   readonly problems: string[] = [];
   constructor(readonly env: Env) {}
@@ -243,6 +248,7 @@ function tunables(r: EnvReader, databaseUrl: string) {
     simulatedDelayMs: r.int('SIMULATED_DELAY_MS', SIMULATED_DEFAULT_DELAY_MS, 0, 600_000),
     usageFlushMs: r.int('USAGE_FLUSH_MS', isPostgresUrl(databaseUrl) ? 100 : 1000, 10, 60_000),
     lockWaitMs: r.int('LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, 0, 600_000),
+    testCreditsMillicents: r.int('TEST_CREDITS_MILLICENTS', DEFAULT_TEST_CREDITS_MILLICENTS, 0, 1_000_000_000_000),
   };
 }
 

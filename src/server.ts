@@ -212,7 +212,7 @@ function logProviders(deps: Deps): () => void {
   }
   const routes: Record<string, string> = {};
   for (const op of OPERATIONS) {
-    const route = providers.route(op.id);
+    const route = providers.route(op.id, 'live');
     routes[op.id] = route ? `${route.providerName}${route.model ? ` (${route.model})` : ''}` : 'not offered';
   }
   log.info({ providersFile: deps.config.providersFile, simulated: providers.file?.simulated, operations: routes }, 'providers');

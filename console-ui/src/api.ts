@@ -103,7 +103,11 @@ export interface ApiKey {
   createdAt: string;
   revokedAt: string | null;
   suspendedUntil: string | null;
+  /** `test`: a wask_test_ key, simulated and paid from the test balance (decisions.md "Test mode"). */
+  mode: KeyMode;
 }
+
+export type KeyMode = 'live' | 'test';
 
 export interface CreateKeyBody {
   scopes: string[];
@@ -112,6 +116,8 @@ export interface CreateKeyBody {
   expiresAt?: string | null;
   ipRanges?: string[];
   budgets?: Partial<Ceilings>;
+  /** `live` when absent. */
+  mode?: KeyMode;
 }
 
 const ws = (workspaceId: string) => `/workspaces/${encodeURIComponent(workspaceId)}/keys`;

@@ -129,9 +129,13 @@ export const runsApi = {
   media: (workspaceId: string) => request<{ items: MediaChoice[] }>('GET', `${ws(workspaceId)}/media?limit=100`),
 };
 
-/** Keys the console may act with for `scope`: not revoked, not expired, holding the scope, usable over REST. */
+/**
+ * Keys the console may act with for `scope`: live (a test key's jobs live in the workspace's test
+ * mode, which the Run and Jobs pages do not show yet), not revoked, not expired, holding the scope,
+ * usable over REST.
+ */
 export function usableKeys(keys: ApiKey[], scope: string, now = Date.now()): ApiKey[] {
-  return keys.filter((k) => !k.revokedAt && (!k.expiresAt || Date.parse(k.expiresAt) > now) && k.scopes.includes(scope) && k.transports.includes('rest'));
+  return keys.filter((k) => k.mode !== 'test' && !k.revokedAt && (!k.expiresAt || Date.parse(k.expiresAt) > now) && k.scopes.includes(scope) && k.transports.includes('rest'));
 }
 
 /** A random UUID (version 4) from getRandomValues, which browsers offer on plain http too. */

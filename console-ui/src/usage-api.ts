@@ -1,5 +1,5 @@
 /** The console's Usage page endpoints (src/console/routes-usage.ts) and what they answer: the public API's figures. */
-import { request } from './api.js';
+import { request, type KeyMode } from './api.js';
 
 export interface Allocation {
   id: string;
@@ -11,6 +11,8 @@ export interface Allocation {
 
 export interface Balance {
   workspaceId: string;
+  /** false for the test balance. */
+  livemode: boolean;
   totalMillicents: number;
   reservedMillicents: number;
   spendableMillicents: number;
@@ -106,7 +108,10 @@ function path(workspaceId: string, what: string, query: Query = {}): string {
 }
 
 export const usageApi = {
-  balance: (workspaceId: string, cursor?: string) => request<Balance>('GET', path(workspaceId, 'balance', { limit: '100', cursor })),
+  balance: (workspaceId: string, cursor?: string, mode: KeyMode = 'live') => request<Balance>('GET', path(workspaceId, 'balance', { limit: '100', cursor, mode: mode === 'test' ? 'test' : undefined })),
+  /** Owners and admins: make-believe credits for the test balance (never live ones). */
+  addTestCredits: (workspaceId: string, amountMillicents: number) =>
+    request<{ allocation: Allocation & { amountMillicents: number; livemode: boolean }; balance: Balance }>('POST', path(workspaceId, 'test-credits'), { amountMillicents }),
   transactions: (workspaceId: string, cursor?: string) => request<{ items: LedgerEntry[]; nextCursor: string | null }>('GET', path(workspaceId, 'transactions', { limit: '25', cursor })),
   costs: (workspaceId: string, query: { bucket: 'hour' | 'day' | 'month'; from?: string; to?: string; groupBy?: string[] }) => request<CostReport>('GET', path(workspaceId, 'costs', query)),
   history: (workspaceId: string, query: { bucket: 'minute' | 'hour' | 'day'; from?: string; to?: string; groupBy?: string[] }) => request<UsageHistory>('GET', path(workspaceId, 'usage/history', query)),
@@ -121,4 +126,14 @@ export function monthOf(iso: string): { from: string; to: string; label: string 
   const to = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
   const day = (x: Date) => x.toISOString().slice(0, 10);
   return { from: day(from), to: day(to), label: from.toLocaleDateString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }) };
+}
+
+/** The most test credits one grant of an owner adds (the API's bound): 100,000,000 millicents, 1,000 dollars. */
+export const MAX_TEST_GRANT_MILLICENTS = 100_000_000;
+
+/** A dollar amount typed in the form as whole millicents (1 dollar = 100,000 millicents); NaN when it is not a number. */
+export function dollarsToMillicents(text: string): number {
+  const t = text.trim();
+  if (!/^\d+(\.\d+)?$/.test(t)) return Number.NaN;
+  return Math.round(Number(t) * 100_000);
 }

@@ -124,13 +124,13 @@ export const COMMANDS: Record<string, Command<unknown>> = {
   }),
 
   'credits grant': command({
-    options: ['workspace', 'amount', 'expires', 'provenance'],
+    options: ['workspace', 'amount', 'expires', 'provenance', 'mode'],
     parse: (v) => ({
       params: checked(S.IdParams, { id: single(v.workspace, '--workspace') }, WORKSPACE),
       body: checked(
         S.GrantCreditsBody,
-        { amountMillicents: int(v.amount), expiresAt: v.expires, provenance: v.provenance },
-        { amountMillicents: '--amount', expiresAt: '--expires', provenance: '--provenance' },
+        { amountMillicents: int(v.amount), expiresAt: v.expires, provenance: v.provenance, mode: v.mode },
+        { amountMillicents: '--amount', expiresAt: '--expires', provenance: '--provenance', mode: '--mode' },
       ),
     }),
     run: async (deps, { params, body }) => ({
@@ -139,6 +139,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
           amountMillicents: body.amountMillicents,
           expiresAt: P.parseTimestamp(body.expiresAt) ?? null,
           ...(body.provenance ? { provenance: body.provenance } : {}),
+          ...(body.mode ? { mode: body.mode } : {}),
         }),
       ),
     }),
@@ -191,7 +192,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
   }),
 
   'keys create': command({
-    options: ['user', 'workspace', 'scopes', 'operations', 'transports', 'expires', 'ip-range', 'budget'],
+    options: ['user', 'workspace', 'scopes', 'operations', 'transports', 'expires', 'ip-range', 'budget', 'mode'],
     parse: (v) =>
       checked(
         S.CreateKeyBody,
@@ -204,6 +205,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
           expiresAt: v.expires,
           ipRanges: v['ip-range'],
           budgets: budgets(v.budget),
+          mode: v.mode,
         },
         {
           userId: '--user',
@@ -213,6 +215,7 @@ export const COMMANDS: Record<string, Command<unknown>> = {
           transports: '--transports',
           expiresAt: '--expires',
           ipRanges: '--ip-range',
+          mode: '--mode',
           ...BUDGET,
         },
       ),
@@ -239,29 +242,42 @@ interface QuickstartInput {
   json: boolean;
 }
 
-/** An owner (reused when the email exists), a personal workspace with credits and an all-scope key. */
+/**
+ * An owner (reused when the email exists), a personal workspace with credits and two all-scope
+ * keys: a test key first (simulated work paid from the test balance), then a live key.
+ */
 async function quickstart(deps: Deps, input: QuickstartInput) {
   const user = (await accounts.findUserByEmail(deps, input.user.email)) ?? (await accounts.createUser(deps, input.user));
   const workspace = await accounts.createWorkspace(deps, { ...input.workspace, ownerUserId: user.id });
   const allocation = await grantCredits(deps, workspace.id, { amountMillicents: input.credits.amountMillicents, provenance: 'purchase' });
-  const { key, secret } = await createKey(deps, {
-    userId: user.id,
-    workspaceIds: [workspace.id],
-    scopes: [...SCOPES],
-    operations: [...OPERATION_IDS],
-    transports: [...TRANSPORTS],
-  });
+  const everything = { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: [...TRANSPORTS] };
+  const test = await createKey(deps, { ...everything, mode: 'test' });
+  const { key, secret } = await createKey(deps, everything);
   if (input.json) {
-    return { user: P.presentUser(user), workspace: P.presentWorkspace(workspace), key: P.presentKey(key), secret, allocation: P.presentAllocation(allocation) };
+    return {
+      user: P.presentUser(user),
+      workspace: P.presentWorkspace(workspace),
+      testKey: P.presentKey(test.key),
+      testSecret: test.secret,
+      key: P.presentKey(key),
+      secret,
+      allocation: P.presentAllocation(allocation),
+    };
   }
   const base = deps.config.publicBaseUrl;
+  const headers = (s: string) => `-H "Authorization: Bearer ${s}" -H "X-Service-Workspace: ${workspace.id}"`;
+  const chat = JSON.stringify({ operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'Hello!' }], maxTokens: 50 } });
   return new Text(
     [
       `Owner ${user.email}, personal workspace ${workspace.id} (plan ${workspace.plan}), ${allocation.amountMillicents} millicents of credits.`,
-      `API key (shown once, keep it): ${secret}`,
+      '',
+      `Test key (shown once, keep it): ${test.secret}`,
+      `Live key (shown once, keep it): ${secret}`,
+      'A test key runs every operation on the simulated provider, paid from a separate test balance: free, and never sent to a real provider. A live key does real work and spends real credits.',
       '',
       'Try it (with the service running: npm start):',
-      `  curl -s ${base}/v1/usage -H "Authorization: Bearer ${secret}" -H "X-Service-Workspace: ${workspace.id}"`,
+      `  curl -s ${base}/v1/runs ${headers(test.secret)} -H "Idempotency-Key: quickstart-1" -H "Content-Type: application/json" -d '${chat}'`,
+      `  curl -s ${base}/v1/usage ${headers(secret)}`,
     ].join('\n'),
   );
 }

@@ -40,6 +40,7 @@ export const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   group: { type: 'string', multiple: true },
+  mode: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

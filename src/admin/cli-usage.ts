@@ -19,14 +19,14 @@ export const CLI_USAGE = `Usage: was <command> [options]   (npm run cli -- <comm
   workspaces create --name N --plan free|starter|pro (--owner USER_ID | --org ORG_ID) [--low-credits MILLICENTS]
   workspaces settings --workspace ID [--plan P] [--limit NAME=N|NAME=default]... [--budget daily|weekly|monthly=MILLICENTS|none]...
               [--low-credits MILLICENTS|none]
-  credits grant --workspace ID --amount MILLICENTS [--expires ISO] [--provenance P]
+  credits grant --workspace ID --amount MILLICENTS [--expires ISO] [--provenance P] [--mode live|test]
   domains add --workspace ID --hostname H
   domains remove --workspace ID --hostname H
   domains verify --workspace ID --hostname H --method dns|http|operator
   provider-keys set --workspace ID --provider NAME --api-key KEY
   notifications list --workspace ID    capped account notifications (failing webhooks, alerts), newest first
   keys create --user USER_ID --workspace ID... [--scopes all|a,b] [--operations all|a,b] [--transports rest,mcp]
-              [--expires ISO] [--ip-range CIDR]... [--budget daily|weekly|monthly=MILLICENTS]...
+              [--expires ISO] [--ip-range CIDR]... [--budget daily|weekly|monthly=MILLICENTS]... [--mode live|test]
   keys revoke --key KEY_ID
   keys update --key KEY_ID [--scopes all|a,b] [--operations all|none|a,b] [--transports rest,mcp] [--expires ISO|none]
               [--ip-range CIDR|none]... [--budget daily|weekly|monthly=MILLICENTS|none]...

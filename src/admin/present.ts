@@ -1,4 +1,5 @@
 /** JSON shapes of operator-facing objects (admin API and command line tool share them). */
+import { isLiveScope, publicWorkspaceId } from '../lib/livemode.js';
 import { AppError } from '../http/errors.js';
 import { toIso } from '../lib/clock.js';
 import type { Organization, User, Workspace } from '../modules/accounts/types.js';
@@ -23,7 +24,8 @@ export const presentWorkspace = (w: Workspace) => ({
 export const presentSettings = (w: Workspace) => ({ workspace: presentWorkspace(w), limits: resolveLimits(w), budgets: w.budgets });
 export const presentAllocation = (a: Allocation) => ({
   id: a.id,
-  workspaceId: a.workspaceId,
+  workspaceId: publicWorkspaceId(a.workspaceId),
+  livemode: isLiveScope(a.workspaceId),
   amountMillicents: a.amountMillicents,
   remainingMillicents: a.remainingMillicents,
   expiresAt: toIso(a.expiresAt),
@@ -61,6 +63,7 @@ export const presentKey = (k: ApiKey) => ({
   revokedAt: toIso(k.revokedAt),
   suspendedUntil: toIso(k.suspendedUntil),
   previousSecretExpiresAt: toIso(k.previousSecretExpiresAt ?? null),
+  mode: k.mode,
 });
 export const presentNotification = (n: Notification) => ({
   id: n.id,

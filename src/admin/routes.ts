@@ -93,6 +93,7 @@ export async function adminRoutes(app: FastifyInstance, deps: Deps): Promise<voi
         amountMillicents: r.body.amountMillicents,
         expiresAt: P.parseTimestamp(r.body.expiresAt) ?? null,
         ...(r.body.provenance ? { provenance: r.body.provenance } : {}),
+        ...(r.body.mode ? { mode: r.body.mode } : {}),
       }),
     ),
   }));

@@ -92,11 +92,14 @@ export const WorkspaceSettingsBody = Type.Object(
   },
   { ...strict, minProperties: 1 },
 );
+/** A key's mode, or the balance a grant goes to (decisions.md "Test mode"); `live` when absent. */
+const ModeSchema = Type.Union([Type.Literal('live'), Type.Literal('test')], { description: 'live (default) or test: test keys run on the simulated provider, paid from the test balance.' });
 export const GrantCreditsBody = Type.Object(
   {
     amountMillicents: PositiveMillicents,
     expiresAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     provenance: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9_-]*$' })),
+    mode: Type.Optional(ModeSchema),
   },
   strict,
 );
@@ -119,6 +122,7 @@ export const CreateKeyBody = Type.Object(
     expiresAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     ipRanges: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 64 }), { maxItems: 100 })),
     budgets: Type.Optional(BudgetsBody),
+    mode: Type.Optional(ModeSchema),
   },
   strict,
 );
@@ -162,6 +166,7 @@ export const SettingsSchema = Type.Object({ workspace: AdminWorkspaceSchema, lim
 export const AllocationSchema = Type.Object({
   id: Uuid,
   workspaceId: Uuid,
+  livemode: Type.Boolean(),
   amountMillicents: Millicents,
   remainingMillicents: Millicents,
   expiresAt: NullableTimestamp,
@@ -194,6 +199,7 @@ export const KeySchema = Type.Object({
   suspendedUntil: NullableTimestamp,
   /** When the secret the last roll replaced stops (or stopped) working; null for a key never rolled. */
   previousSecretExpiresAt: NullableTimestamp,
+  mode: Type.Union([Type.Literal('live'), Type.Literal('test')]),
 });
 
 /** GET /admin/v1/workspaces/{id}/notifications: a bounded page, newest first. */

@@ -7,19 +7,24 @@
  * decisions.md section 6 and the other account notifications). Every member of the workspace
  * reads them; the keys' budgets are shown to owners and admins only, since a member does not see
  * the workspace's keys. Another user's workspace is 404. The console's reads charge no usage
- * points.
+ * points. `mode=test` reads the workspace's test balance and ledger (decisions.md "Test mode"),
+ * and owners and admins add test credits (never live ones: those are the operator's).
  *
- * - GET …/balance?limit&cursor                   CONSOLE_BALANCE_GET
- * - GET …/transactions?limit&cursor              CONSOLE_TRANSACTIONS_LIST
+ * - GET …/balance?limit&cursor&mode              CONSOLE_BALANCE_GET
+ * - GET …/transactions?limit&cursor&mode         CONSOLE_TRANSACTIONS_LIST
+ * - POST …/test-credits {amountMillicents}       CONSOLE_TEST_CREDITS_GRANT (owners and admins)
  * - GET …/costs?bucket&from&to&groupBy           CONSOLE_COSTS_GET
  * - GET …/usage/history?bucket&from&to&groupBy   CONSOLE_USAGE_HISTORY_GET
  * - GET …/usage                                  CONSOLE_USAGE_GET (points and every budget)
  * - GET …/notifications?limit&cursor             CONSOLE_NOTIFICATIONS_LIST
  * (… = /console/api/workspaces/{workspaceId})
  */
+import { presentBalance, presentTransaction } from '../modules/billing/present.js';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { presentNotification } from '../admin/present.js';
+import { presentAllocation, presentNotification } from '../admin/present.js';
+import { scopeFor } from '../lib/livemode.js';
+import { grantTestCredits } from './service-credits.js';
 import { toIso, windowIso } from '../lib/clock.js';
 import * as keyStore from '../modules/auth/store.js';
 import { getBalance, listTransactions } from '../modules/billing/service.js';
@@ -42,32 +47,23 @@ const presentBudget = (b: BudgetReport) => ({ ...b, resetsAt: windowIso(b.resets
 export function registerUsageRoutes(app: FastifyInstance, deps: Deps): void {
   const visible = (r: Parameters<typeof sessionOf>[0], workspaceId: string) => readableWorkspace(deps, sessionOf(r).user.id, workspaceId);
 
-  consoleRoute(app, 'GET', `${ws}/balance`, { code: 'CONSOLE_BALANCE_GET', message: 'Balance read.' }, { params: WorkspaceParams, querystring: U.PageQuery, response: U.BalanceSchema }, async (r) => {
+  consoleRoute(app, 'GET', `${ws}/balance`, { code: 'CONSOLE_BALANCE_GET', message: 'Balance read.' }, { params: WorkspaceParams, querystring: U.ModePageQuery, response: U.BalanceSchema }, async (r) => {
     const { workspace } = await visible(r, r.params.workspaceId);
-    const b = await getBalance(deps, workspace.id, { limit: r.query.limit ?? 25, cursor: r.query.cursor });
-    return {
-      ...b,
-      allocations: b.allocations.map((a) => ({ id: a.id, remainingMillicents: a.remainingMillicents, expiresAt: toIso(a.expiresAt), provenance: a.provenance, createdAt: toIso(a.createdAt) })),
-    };
+    const b = await getBalance(deps, scopeFor(workspace.id, r.query.mode ?? 'live'), { limit: r.query.limit ?? 25, cursor: r.query.cursor });
+    return presentBalance(b);
   });
 
-  consoleRoute(app, 'GET', `${ws}/transactions`, { code: 'CONSOLE_TRANSACTIONS_LIST', message: 'Ledger entries, newest first.' }, { params: WorkspaceParams, querystring: U.PageQuery, response: U.TransactionListSchema }, async (r) => {
+  consoleRoute(app, 'GET', `${ws}/transactions`, { code: 'CONSOLE_TRANSACTIONS_LIST', message: 'Ledger entries, newest first.' }, { params: WorkspaceParams, querystring: U.ModePageQuery, response: U.TransactionListSchema }, async (r) => {
     const { workspace } = await visible(r, r.params.workspaceId);
-    const page = await listTransactions(deps, workspace.id, { limit: r.query.limit ?? 25, cursor: r.query.cursor });
-    return {
-      items: page.items.map((t) => ({
-        id: t.id,
-        type: t.type,
-        amountMillicents: t.amountMillicents,
-        toolSlug: t.toolSlug,
-        jobId: t.jobId,
-        executionOrigin: t.executionOrigin,
-        createdAt: toIso(t.createdAt),
-        keyId: t.keyId,
-        operationId: t.operationId ?? null,
-      })),
-      nextCursor: page.nextCursor,
-    };
+    const page = await listTransactions(deps, scopeFor(workspace.id, r.query.mode ?? 'live'), { limit: r.query.limit ?? 25, cursor: r.query.cursor });
+    return { items: page.items.map(presentTransaction), nextCursor: page.nextCursor };
+  });
+
+  // Test credits: owners and admins add to the test balance only (service-credits.ts); the answer is the allocation and the test balance.
+  consoleRoute(app, 'POST', `${ws}/test-credits`, { code: 'CONSOLE_TEST_CREDITS_GRANT', message: 'Test credits added.' }, { params: WorkspaceParams, body: U.TestCreditsBody, response: U.TestCreditsGrantSchema }, async (r) => {
+    const allocation = await grantTestCredits(deps, sessionOf(r).user.id, r.params.workspaceId, r.body.amountMillicents);
+    const balance = await getBalance(deps, allocation.workspaceId, { limit: 25 });
+    return { allocation: presentAllocation(allocation), balance: presentBalance(balance) };
   });
 
   consoleRoute(app, 'GET', `${ws}/costs`, { code: 'CONSOLE_COSTS_GET', message: 'Costs read.' }, { params: WorkspaceParams, querystring: U.CostsQuery, response: U.CostsSchema }, async (r) => {

@@ -60,6 +60,10 @@ export async function actingAs(deps: Deps, actor: ConsoleActor, workspaceId: str
   if (key instanceof AppError) {
     throw new AppError(key.code, { message: `${key.message} Choose another key, or create one on the Keys page.`, details: { keyId } });
   }
+  // The console's job pages read live jobs: a test key's runs are followed through the API.
+  if (key.mode === 'test') {
+    throw new AppError('INVALID_REQUEST', { message: 'The console runs with live keys; run with a test key through the API or was-client.', details: { keyId } });
+  }
   return authorize(deps, key, { workspaceHeader: workspaceId, scope, transport: 'rest', ip: actor.ip });
 }
 

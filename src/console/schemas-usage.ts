@@ -10,11 +10,26 @@ import { Millicents, NullableTimestamp, Timestamp, Uuid } from '../http/schemas.
 import * as AS from '../admin/schemas.js';
 import { CostQuerySchema, CostReportSchema } from '../modules/costs/routes.js';
 import { UsageHistoryQuerySchema, UsageHistorySchema } from '../modules/usage/history-routes.js';
+import { BalanceSchema, TransactionListSchema } from '../modules/billing/present.js';
 
 const strict = { additionalProperties: false } as const;
 const NextCursor = Type.Union([Type.String(), Type.Null()]);
 
 export const PageQuery = PageQuerySchema;
+
+/** A test-mode read: `live` (default) or `test` (the workspace's test balance and ledger; decisions.md "Test mode"). */
+const ModeQuery = Type.Union([Type.Literal('live'), Type.Literal('test')]);
+/** The balance's and the ledger's pages: limit and cursor as on the public API, and the mode to read. */
+export const ModePageQuery = Type.Object({ ...PageQuerySchema.properties, mode: Type.Optional(ModeQuery) }, strict);
+
+/** The most test credits one grant of an owner adds: 100,000,000 millicents (1,000 dollars of make-believe credits). */
+export const MAX_TEST_GRANT_MILLICENTS = 100_000_000;
+/** POST …/test-credits: an amount for the test balance only; live credits are the operator's to grant. */
+export const TestCreditsBody = Type.Object(
+  { amountMillicents: Type.Integer({ minimum: 1, maximum: MAX_TEST_GRANT_MILLICENTS, description: 'Whole millicents, 1 to 100,000,000.' }) },
+  strict,
+);
+export const TestCreditsGrantSchema = Type.Object({ allocation: AS.AllocationSchema, balance: BalanceSchema });
 
 /** GET /v1/costs' query without `format` (the console reads JSON). */
 const { format: _costFormat, ...costQuery } = CostQuerySchema.properties;
@@ -24,41 +39,8 @@ export const CostsSchema = CostReportSchema;
 export const HistoryQuery = UsageHistoryQuerySchema;
 export const HistorySchema = UsageHistorySchema;
 
-/** GET /v1/balance's answer. */
-export const BalanceSchema = Type.Object({
-  workspaceId: Uuid,
-  totalMillicents: Millicents,
-  reservedMillicents: Millicents,
-  spendableMillicents: Millicents,
-  allocations: Type.Array(
-    Type.Object({
-      id: Uuid,
-      remainingMillicents: Millicents,
-      expiresAt: NullableTimestamp,
-      provenance: Type.String(),
-      createdAt: Timestamp,
-    }),
-  ),
-  nextCursor: NextCursor,
-});
-
-/** GET /v1/transactions' items. */
-export const TransactionListSchema = Type.Object({
-  items: Type.Array(
-    Type.Object({
-      id: Uuid,
-      type: Type.String(),
-      amountMillicents: Type.Integer(),
-      toolSlug: Type.Union([Type.String(), Type.Null()]),
-      jobId: Type.Union([Uuid, Type.Null()]),
-      executionOrigin: Type.Union([Type.String(), Type.Null()]),
-      createdAt: Timestamp,
-      keyId: Type.Union([Uuid, Type.Null()]),
-      operationId: Type.Union([Type.String(), Type.Null()]),
-    }),
-  ),
-  nextCursor: NextCursor,
-});
+/** GET /v1/balance's answer and GET /v1/transactions' page: the public API's own (billing/present.ts). */
+export { BalanceSchema, TransactionListSchema };
 
 const Period = Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]);
 /** A budget ceiling with what is spent in its current UTC period and held against it (GET /v1/usage's budgets). */

@@ -10,9 +10,12 @@ const key = S.CreateKeyBody.properties;
 /** A one-time link token as issued (43 base64url characters); anything else is 400. */
 export const SignInBody = Type.Object({ token: Type.String({ minLength: 16, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }) }, strict);
 
-/** Everything the spec lets a creator choose; the user and the workspace come from the session and the path. */
+/**
+ * Everything the spec lets a creator choose, and the key's mode (`live` by default, or `test`:
+ * decisions.md "Test mode"); the user and the workspace come from the session and the path.
+ */
 export const CreateKeyBody = Type.Object(
-  { scopes: key.scopes, operations: key.operations, transports: key.transports, expiresAt: key.expiresAt, ipRanges: key.ipRanges, budgets: key.budgets },
+  { scopes: key.scopes, operations: key.operations, transports: key.transports, expiresAt: key.expiresAt, ipRanges: key.ipRanges, budgets: key.budgets, mode: key.mode },
   strict,
 );
 /** The admin API's bodies of a key change and a roll (decisions.md section 6). */

@@ -15,6 +15,7 @@ import type { MemberRole, Workspace } from '../modules/accounts/types.js';
 import { createKey, revokeKey, rollKey, updateKey, type CreateKeyInput, type UpdateKeyInput } from '../modules/auth/keys.js';
 import * as keyStore from '../modules/auth/store.js';
 import type { ApiKey } from '../modules/auth/types.js';
+import { isLiveScope } from '../lib/livemode.js';
 
 export interface ConsoleWorkspace {
   workspace: Workspace;
@@ -34,9 +35,13 @@ export async function listUserWorkspaces(deps: Deps, userId: string): Promise<Co
   return out;
 }
 
-/** The workspace with the user's role in it; 404 when the user has no part in it. */
+/**
+ * The workspace with the user's role in it; 404 when the user has no part in it. The console names
+ * live workspaces only: a test twin's id (lib/livemode.ts) is 404 too, as on the public API, whose
+ * UUID check refuses it (the console reaches test mode through `mode`, never through a twin's id).
+ */
 export async function visibleWorkspace(deps: Deps, userId: string, workspaceId: string): Promise<ConsoleWorkspace> {
-  const workspace = await accounts.findWorkspace(deps.db, workspaceId);
+  const workspace = isLiveScope(workspaceId) ? await accounts.findWorkspace(deps.db, workspaceId) : undefined;
   if (workspace) {
     if (workspace.ownerUserId !== null && workspace.ownerUserId === userId) return { workspace, role: 'owner', organizationName: null };
     if (workspace.organizationId !== null) {

@@ -39,6 +39,8 @@ export interface WorkspacesTable {
   low_credits_mc: number | null;
   created_at_ms: number;
   updated_at_ms: number;
+  /** Set on a test twin only: the live workspace it belongs to (migration 0016, lib/livemode.ts). */
+  live_workspace_id: Generated<string | null>;
 }
 
 export interface ApiKeysTable {
@@ -62,6 +64,8 @@ export interface ApiKeysTable {
   /** SHA-256 hex of the secret a roll replaced; accepted until previous_secret_expires_at_ms (migration 0011). */
   previous_secret_hash: Generated<string | null>;
   previous_secret_expires_at_ms: Generated<number | null>;
+  /** `live` or `test` (migration 0016): a test key works in its workspaces' test twins (lib/livemode.ts). */
+  mode: Generated<'live' | 'test'>;
 }
 
 export interface ApiKeyWorkspacesTable {

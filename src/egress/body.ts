@@ -117,13 +117,15 @@ export interface BodyAbort {
  * On any failure every stream in the chain is destroyed (this also releases the connection).
  * An AbortSignal is made from `abort` only for the decoders' pipeline: a plain body (most provider
  * answers) needs none, and making one (a controller and a listener per call) was a measurable
- * share of a small provider call.
+ * share of a small provider call. With `sink`, each decoded chunk goes to it as it arrives
+ * instead (a streamed answer) and the Buffer returned is empty.
  */
 export async function readCappedBody(
   source: Readable,
   decoders: Transform[],
   maxBytes: number,
   abort: BodyAbort,
+  sink?: (chunk: Buffer) => void,
 ): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
@@ -138,7 +140,8 @@ export async function readCappedBody(
         verdict = tooLarge(maxBytes);
         throw verdict;
       }
-      chunks.push(buf);
+      if (sink) sink(buf);
+      else chunks.push(buf);
     }
   };
   const [first, second] = decoders;
@@ -154,7 +157,7 @@ export async function readCappedBody(
       if (!source.destroyed) source.destroy();
       throw verdict ?? err;
     }
-    return Buffer.concat(chunks, total);
+    return sink ? Buffer.alloc(0) : Buffer.concat(chunks, total);
   }
   const signal = abort.toAbortSignal();
   try {
@@ -164,5 +167,5 @@ export async function readCappedBody(
   } catch (err) {
     throw verdict ?? err;
   }
-  return Buffer.concat(chunks, total);
+  return sink ? Buffer.alloc(0) : Buffer.concat(chunks, total);
 }

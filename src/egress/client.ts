@@ -228,7 +228,8 @@ export function createEgress(options: EgressOptions): Egress {
         checkDeclaredLength(res.headers['content-length'], maxBytes);
         const bodyless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
         const decoders = bodyless ? [] : decodersFor(res.headers['content-encoding']);
-        const data = await readCappedBody(res.body, decoders, maxBytes, signal);
+        const sink = init.onBody?.({ status: res.statusCode, headers: res.headers });
+        const data = await readCappedBody(res.body, decoders, maxBytes, signal, sink);
         const outHeaders: EgressResponse['headers'] = { ...res.headers };
         if (decoders.length > 0) {
           // The body we return is decoded, so the wire framing headers no longer describe it.

@@ -29,6 +29,13 @@ export interface EgressRequest {
    * with verified ones.
    */
   acceptAnyTls?: boolean;
+  /**
+   * Streams the answer's body as it arrives (a provider's server-sent events): called with the
+   * status and headers of the answer (after any redirects). When it returns a function, the
+   * decoded body is handed to it chunk by chunk, still within `maxBytes` and the deadline, and the
+   * response's `body` is empty; when it returns undefined the body is read whole, as usual.
+   */
+  onBody?: (head: { status: number; headers: EgressResponse['headers'] }) => ((chunk: Buffer) => void) | undefined;
 }
 
 export interface EgressResponse {

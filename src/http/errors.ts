@@ -21,6 +21,7 @@ export const ERROR_REGISTRY = {
   FORBIDDEN_TRANSPORT: [403, 'The API key is not enabled for this transport.'],
   FORBIDDEN_IP: [403, 'Requests from this address are not allowed for this API key.'],
   FORBIDDEN_ORIGIN: [403, 'Requests from this browser origin are not allowed (MCP_ALLOWED_ORIGINS).'],
+  TEST_MODE_ONLY: [403, 'This endpoint is for test keys only (wask_test_…); a live key cannot use it.'],
   PLAN_REQUIRED: [403, "The workspace's plan does not include this feature."],
   KEY_SUSPENDED: [403, 'The API key is temporarily suspended after repeated abuse.'],
   FORBIDDEN: [403, 'Not allowed.'],

@@ -2,6 +2,8 @@
 import { Type } from 'typebox';
 
 export const Uuid = Type.String({ format: 'uuid' });
+/** `livemode` of every object a workspace owns (decisions.md "Test mode"). */
+export const Livemode = Type.Boolean({ description: 'false for an object of test mode (made with a test key), true otherwise.' });
 export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 export const Millicents = Type.Integer({ description: 'Integer millicents (1 cent = 1000 millicents).' });

@@ -30,16 +30,22 @@ export function isInternalMcpRequest(value: string | string[] | undefined): bool
  */
 export const MCP_RUN_WATCH_HEADER = 'x-mcp-run-watch';
 
-const runWatchers = new Map<string, (jobId: string) => void>();
+interface RunWatcher {
+  onJob: (jobId: string) => void;
+  /** The reply's text as it is generated (a streamed chat run). */
+  onText?: (delta: string) => void;
+}
 
-export function watchRun(onJob: (jobId: string) => void): { headers: Record<string, string>; stop(): void } {
+const runWatchers = new Map<string, RunWatcher>();
+
+export function watchRun(onJob: (jobId: string) => void, onText?: (delta: string) => void): { headers: Record<string, string>; stop(): void } {
   const token = randomBytes(16).toString('base64url');
-  runWatchers.set(token, onJob);
+  runWatchers.set(token, onText ? { onJob, onText } : { onJob });
   return { headers: { [MCP_RUN_WATCH_HEADER]: token }, stop: () => runWatchers.delete(token) };
 }
 
 /** The watcher of a replayed run request, if the MCP call that sent it follows its job. */
-function runWatcherOf(headers: Record<string, string | string[] | undefined>): ((jobId: string) => void) | undefined {
+function runWatcherOf(headers: Record<string, string | string[] | undefined>): RunWatcher | undefined {
   if (!isInternalMcpRequest(headers[MCP_INTERNAL_HEADER])) return undefined;
   const token = headers[MCP_RUN_WATCH_HEADER];
   return typeof token === 'string' ? runWatchers.get(token) : undefined;
@@ -56,7 +62,22 @@ function runWatcherOf(headers: Record<string, string | string[] | undefined>): (
 export function decorateSynchronousJobObserver(app: FastifyInstance): void {
   app.decorateRequest('onSynchronousJob', {
     getter(this: FastifyRequest) {
-      return runWatcherOf(this.headers);
+      return runWatcherOf(this.headers)?.onJob;
     },
   });
+  app.decorateRequest('onSynchronousText', {
+    getter(this: FastifyRequest) {
+      return runWatcherOf(this.headers)?.onText;
+    },
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * Beside onSynchronousJob: the MCP call's receiver of the reply's text as the run generates it
+     * (a chat.generate call with a progressToken; mcp/reply-text.ts), undefined otherwise.
+     */
+    readonly onSynchronousText: ((delta: string) => void) | undefined;
+  }
 }

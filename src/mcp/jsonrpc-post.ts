@@ -20,6 +20,7 @@ import { prototypeKeyRefusal, sendAppError } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { watchRun } from './internal.js';
+import { ReplyText } from './reply-text.js';
 import { answerInvalidParams, batchRefusal, wantsStream } from './jsonrpc-messages.js';
 import { authenticate } from './key-access.js';
 import { prototypeKeys } from './prototype-keys.js';
@@ -85,13 +86,15 @@ function mcpServer(deps: Deps, root: FastifyInstance, toolTable: () => ToolTable
       throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (only runs and retries do); call it without "task".`);
     }
     const token = extra._meta?.progressToken;
-    // A run followed with progress learns its job id from the runs route once admitted.
+    // A run followed with progress learns its job id from the runs route once admitted, and the
+    // reply's text as it is generated when it streams one (chat.generate).
     let jobId: string | undefined;
-    const watch = token !== undefined && !call.params.task && entry && taskCapable(entry.tool) ? watchRun((id) => (jobId = id)) : undefined;
+    const text = token !== undefined && !call.params.task && entry && taskCapable(entry.tool) ? new ReplyText() : undefined;
+    const watch = text ? watchRun((id) => (jobId = id), text.push) : undefined;
     try {
       const work = replayTool(root, entry, name, call.params.arguments ?? {}, request, watch?.headers);
       if (call.params.task) return taskForCall(deps, name, await work);
-      const answer = await withProgress(deps, token, extra.sendNotification, name, work, () => jobId);
+      const answer = await withProgress(deps, token, extra.sendNotification, name, work, () => jobId, text);
       return answer.early ?? toolResult(answer.answer);
     } finally {
       watch?.stop();

@@ -40,6 +40,7 @@ import type { JobMetadata, JobSnapshot } from '../modules/jobs/snapshot.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { replayRest } from './replay.js';
 import { toolResult, type ReplayedAnswer } from './results.js';
+import type { ReplyText } from './reply-text.js';
 
 /** How often a waiting tasks/result reads the job, and how often a long call reports progress. */
 export const TASK_POLL_MS = 250;
@@ -137,16 +138,26 @@ export async function taskForCall(deps: Deps, name: string, outcome: { early?: C
  * own percentage, read from the database every TASK_POLL_MS and sent when it grows (total 100).
  * While nothing grows, a notification every PROGRESS_EVERY_MS says the call is alive; MCP wants
  * each progress value above the last, so such a beat adds 0.001 to the last value sent (at most
- * a few hundredths over a synchronous run's 20 s bound). Every notification is sent before the
- * answer: the loop is stopped and awaited first.
+ * a few hundredths over a synchronous run's 20 s bound). A run that streams its reply
+ * (chat.generate: `text`) sends, whenever more text arrived, a notification whose message is the
+ * reply received so far (progress and total as a beat's); the last notification is the call's
+ * status line again. Every notification is sent before the answer: the loop is stopped and
+ * awaited first, then the rest of the text and the status are sent.
  */
-export async function withProgress<T>(deps: Deps, token: ProgressToken | undefined, notify: Notify, what: string, work: Promise<T>, job?: () => string | undefined): Promise<T> {
+export async function withProgress<T>(deps: Deps, token: ProgressToken | undefined, notify: Notify, what: string, work: Promise<T>, job?: () => string | undefined, text?: ReplyText): Promise<T> {
   if (token === undefined) return work;
   const started = Date.now();
   const stop = new AbortController();
   let sent = -1;
   let sentAt = 0;
   let percent = 0;
+  const send = async (message: string) => {
+    const grew = percent > sent;
+    sent = grew ? percent : Math.round((sent + 0.001) * 1000) / 1000;
+    sentAt = Date.now();
+    await notify({ method: 'notifications/progress', params: { progressToken: token, progress: sent, total: 100, message } }).catch(() => undefined);
+  };
+  const status = () => `${what}: ${job?.() === undefined ? 'running' : `${percent}%`} after ${Math.round((Date.now() - started) / 1000)} s`;
   const loop = (async () => {
     while (!stop.signal.aborted) {
       const jobId = job?.();
@@ -155,14 +166,9 @@ export async function withProgress<T>(deps: Deps, token: ProgressToken | undefin
         if (row) percent = Math.max(percent, Math.round(Number(row.progress) * 100) / 100);
       }
       if (stop.signal.aborted) break;
-      const grew = percent > sent;
-      if (grew || sent < 0 || Date.now() - sentAt >= PROGRESS_EVERY_MS) {
-        sent = grew ? percent : Math.round((sent + 0.001) * 1000) / 1000;
-        sentAt = Date.now();
-        const seconds = Math.round((sentAt - started) / 1000);
-        const message = `${what}: ${jobId === undefined ? 'running' : `${percent}%`} after ${seconds} s`;
-        await notify({ method: 'notifications/progress', params: { progressToken: token, progress: sent, total: 100, message } }).catch(() => undefined);
-      }
+      const reply = text?.takeNew();
+      if (reply !== undefined) await send(reply);
+      else if (percent > sent || sent < 0 || Date.now() - sentAt >= PROGRESS_EVERY_MS) await send(status());
       await sleep(TASK_POLL_MS, stop.signal);
     }
   })();
@@ -171,6 +177,9 @@ export async function withProgress<T>(deps: Deps, token: ProgressToken | undefin
   } finally {
     stop.abort();
     await loop;
+    const reply = text?.takeNew();
+    if (reply !== undefined) await send(reply);
+    if (text?.sent) await send(status());
   }
 }
 

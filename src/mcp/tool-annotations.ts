@@ -48,6 +48,7 @@ const TABLE: Record<string, { title: string; hints: Hints }> = {
   service_media_upload: { title: 'Upload a small media file', hints: ADD },
   service_media_download: { title: 'Get a temporary download URL of a media item', hints: READ },
   service_events_list: { title: 'List workspace events', hints: READ },
+  service_test_events_trigger: { title: 'Send a sample event to the test webhooks (test keys only)', hints: { ...ADD, openWorldHint: true } },
   service_webhooks_list: { title: 'List webhooks', hints: READ },
   service_webhooks_create: { title: 'Create a webhook', hints: ADD },
   service_webhooks_update: { title: 'Change a webhook', hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } },

@@ -37,6 +37,7 @@ const TOOL_NAMES: Record<string, string> = {
   'POST /v1/media/upload': 'service_media_upload',
   'GET /v1/media/:mediaId/download': 'service_media_download',
   'GET /v1/events': 'service_events_list',
+  'POST /v1/test/webhook-events': 'service_test_events_trigger',
   'GET /v1/webhooks': 'service_webhooks_list',
   'POST /v1/webhooks': 'service_webhooks_create',
   'POST /v1/webhooks/:webhookId/update': 'service_webhooks_update',

@@ -8,9 +8,15 @@
  * A non-2xx answer that stays after the retries is thrown as the ProviderError of its status (the
  * SDK wraps it in APIConnectionError with the ProviderError as `cause`); the caller's abort is
  * rethrown unchanged.
+ *
+ * A request that asks for a stream (`"stream":true` in its JSON body: a streamed chat completion)
+ * and is answered 2xx with `text/event-stream` resolves as soon as the answer's head arrives, with
+ * a body that carries the events as the egress client reads them (within the same deadline and
+ * size bound); a failure after that errors the body, and cancelling the body aborts the request.
+ * Every other answer is read whole first, as before.
  */
-import type { Egress } from '../egress/types.js';
-import { callProvider, type RetryPolicy } from './http.js';
+import type { Egress, EgressResponse } from '../egress/types.js';
+import { callProvider, type ProviderCall, type RetryPolicy } from './http.js';
 
 export interface EgressFetchOptions {
   /** Deadline of one try (connect, headers and body). */
@@ -57,27 +63,77 @@ export function egressFetch(egress: Egress, o: EgressFetchOptions): typeof fetch
       if (name === 'authorization' && !o.sendAuthorization) return;
       headers[name] = value;
     });
-    const res = await callProvider(
-      egress,
-      url,
-      {
-        method: method as 'GET' | 'POST' | 'PUT' | 'HEAD',
-        headers,
-        ...(body && body.length > 0 ? { body } : {}),
-        ...(init?.signal ? { signal: init.signal } : {}),
-        timeoutMs: o.timeoutMs,
-        maxBytes: o.maxBytes,
-      },
-      o.policy,
-    );
-    const answerHeaders = new Headers();
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || BODY_FRAMING.has(name.toLowerCase())) continue;
-      for (const v of Array.isArray(value) ? value : [value]) answerHeaders.append(name, v);
-    }
-    const answer = { status: res.status, headers: answerHeaders };
-    return NULL_BODY.has(res.status) ? new Response(null, answer) : (new BufferedResponse(res.body, answer) as unknown as Response);
+    const call = {
+      method: method as 'GET' | 'POST' | 'PUT' | 'HEAD',
+      headers,
+      ...(body && body.length > 0 ? { body } : {}),
+      ...(init?.signal ? { signal: init.signal } : {}),
+      timeoutMs: o.timeoutMs,
+      maxBytes: o.maxBytes,
+    };
+    if (typeof init?.body === 'string' && init.body.includes('"stream":true')) return streamedFetch(egress, url, call, o.policy);
+    return bufferedAnswer(await callProvider(egress, url, call, o.policy));
   };
+}
+
+/** The answer's headers without those the body read by the egress client no longer matches. */
+function answerHeaders(headers: EgressResponse['headers']): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || BODY_FRAMING.has(name.toLowerCase())) continue;
+    for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
+  }
+  return out;
+}
+
+function bufferedAnswer(res: EgressResponse): Response {
+  const answer = { status: res.status, headers: answerHeaders(res.headers) };
+  return NULL_BODY.has(res.status) ? new Response(null, answer) : (new BufferedResponse(res.body, answer) as unknown as Response);
+}
+
+/** Ends a streamed body; one the SDK cancelled is closed already. */
+function closeQuietly(body: ReadableStreamDefaultController<Uint8Array>): void {
+  try {
+    body.close();
+  } catch {
+    /* cancelled */
+  }
+}
+
+const isEventStream = (type: string | string[] | undefined): boolean => /^\s*text\/event-stream\b/i.test(Array.isArray(type) ? (type[0] ?? '') : (type ?? ''));
+
+/**
+ * A call whose 2xx `text/event-stream` answer is handed over at its head, its body fed chunk by
+ * chunk (see the header). Cancelling the body (the SDK stops reading) aborts the request.
+ */
+function streamedFetch(egress: Egress, url: string, call: ProviderCall, policy: RetryPolicy): Promise<Response> {
+  const local = new AbortController();
+  const caller = call.signal;
+  const forward = () => local.abort(caller?.reason);
+  if (caller?.aborted) forward();
+  else caller?.addEventListener('abort', forward, { once: true });
+  return new Promise<Response>((resolve, reject) => {
+    let body: ReadableStreamDefaultController<Uint8Array> | undefined;
+    const onBody: ProviderCall['onBody'] = (head) => {
+      if (head.status < 200 || head.status >= 300 || !isEventStream(head.headers['content-type'])) return undefined;
+      const readable = new ReadableStream<Uint8Array>({
+        start: (controller) => void (body = controller),
+        cancel: () => local.abort(new DOMException('The stream was cancelled', 'AbortError')),
+      });
+      resolve(new Response(readable, { status: head.status, headers: answerHeaders(head.headers) }));
+      return (chunk) => {
+        // A body the SDK cancelled takes nothing more (its request is being aborted).
+        if (!local.signal.aborted) body!.enqueue(view(chunk));
+      };
+    };
+    callProvider(egress, url, { ...call, signal: local.signal, onBody }, policy)
+      .then(
+        (res) => (body ? closeQuietly(body) : resolve(bufferedAnswer(res))),
+        // After the head, a failure (the deadline, an abort, an answer too large) errors the body.
+        (err: unknown) => (body ? body.error(caller?.aborted ? caller.reason : err) : reject(caller?.aborted ? caller.reason : err)),
+      )
+      .finally(() => caller?.removeEventListener('abort', forward));
+  });
 }
 
 const view = (bytes: Buffer): Uint8Array => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -23,6 +23,7 @@ import type { ProvidersFile } from './providers-file.js';
 import { PROVIDER_KINDS, type ProviderType } from './kinds.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
 import type { AdapterContext, OperationRoute, Provider } from './types.js';
+import type { Mode } from '../lib/livemode.js';
 
 export interface RegistryOptions {
   /** The local engines' programs found at start-up (probed only when the file maps an engine). */
@@ -35,6 +36,7 @@ export interface RegistryOptions {
 
 export class ProviderRegistry {
   private readonly routes = new Map<OperationId, OperationRoute>();
+  private readonly testRoutes = new Map<OperationId, OperationRoute>();
   private readonly ownEgresses: Egress[] = [];
 
   readonly engines: LocalEngines;
@@ -64,6 +66,7 @@ export class ProviderRegistry {
     for (const op of OPERATIONS) {
       const route = this.resolve(op, adapters, egress, log);
       if (route) this.routes.set(op.id, route);
+      this.testRoutes.set(op.id, builtIn(op, 'simulated', this.simulated, false));
     }
   }
 
@@ -103,14 +106,18 @@ export class ProviderRegistry {
     };
   }
 
-  /** The route of an operation, or undefined when this deployment does not offer it. */
-  route(opId: string): OperationRoute | undefined {
-    return this.routes.get(opId as OperationId);
+  /**
+   * The route of an operation in a mode, or undefined when this deployment does not offer it
+   * there. Test mode runs every operation on the simulated provider, whatever the file maps
+   * (decisions.md "Test mode"): nothing a test key does reaches a provider or an engine.
+   */
+  route(opId: string, mode: Mode): OperationRoute | undefined {
+    return (mode === 'test' ? this.testRoutes : this.routes).get(opId as OperationId);
   }
 
-  /** True when the deployment offers the operation (GET /v1/tools lists it). */
-  offers(opId: string): boolean {
-    return this.routes.has(opId as OperationId);
+  /** True when the deployment offers the operation in the mode (GET /v1/tools lists it). */
+  offers(opId: string, mode: Mode): boolean {
+    return (mode === 'test' ? this.testRoutes : this.routes).has(opId as OperationId);
   }
 
   /** True when every paid operation runs on the simulated provider (no providers file). */

@@ -2,13 +2,17 @@
  * The simulated provider (decisions.md "Simulated provider"): does no paid work, returns small
  * valid files of the right type, reports progress and costs, and obeys `[sim:…]` directives in
  * the operation's main text so every job path can be exercised end to end.
+ *
+ * A chat reply whose caller streams it (ProviderRun.onText) is handed over word by word, spread
+ * over the last step's share of the delay; a caller that goes away mid-reply stops it, and the
+ * step is charged for the share of its words already sent.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OperationContract } from '../operations/contract.js';
 import { SPRITE_ENGINES } from '../operations/sprite-generate.js';
 import { SECURITY_CHECKS } from '../operations/security-scan.js';
 import { makeGlb, makeMp4, makePng, makeWav } from './sim-files.js';
-import { ProviderError, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
+import { ProviderError, ProviderInterrupted, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
 
 export interface SimDirectives {
   delay?: number;
@@ -91,8 +95,7 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
   const data: Record<string, unknown> = { provider: job.route.providerName, model: job.route.model ?? 'simulated' };
   switch (job.operation.id) {
     case 'chat.generate': {
-      const last = job.operation.mainText(input) ?? '';
-      data.message = { role: 'assistant', content: `Simulated reply to: ${last.slice(0, 200)}` };
+      data.message = { role: 'assistant', content: simulatedReply(job) };
       data.finishReason = 'stop';
       break;
     }
@@ -142,6 +145,18 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
       );
       break;
     }
+    case 'link.preview': {
+      // Test mode's link.preview (lib/livemode.ts): nothing is fetched.
+      const url = String(input.url);
+      let host: string | null = null;
+      try {
+        host = new URL(url).hostname;
+      } catch {
+        host = null;
+      }
+      data.metadata = { title: `Simulated preview of ${host ?? url}`, description: 'A simulated link preview: test mode fetches nothing.', image: null, url, siteName: host, favicon: null };
+      break;
+    }
     case 'security.scan':
       data.url = input.url;
       data.checks = SECURITY_CHECKS.map((id) => ({ id, status: 'pass', summary: `Simulated ${id} check passed.` }));
@@ -183,11 +198,38 @@ async function runSimulated(job: ProviderRun, defaultDelayMs: number): Promise<P
     if (d.failAt !== undefined && job.attempt === 1 && step === d.failAt + 1) {
       throw new ProviderError(d.fail ?? 'SIMULATED_FAILURE', `Simulated failure after ${d.failAt} steps.`);
     }
-    await sleep(perStepDelay, undefined, { signal: job.signal });
+    if (job.onText && job.operation.id === 'chat.generate' && step === steps) await streamReply(job, perStepDelay, stepCost(total, steps, step));
+    else await sleep(perStepDelay, undefined, { signal: job.signal });
     await job.checkpoint({ stepsDone: step, costMillicents: stepCost(total, steps, step), files: stepFiles(job, step) });
     await job.progress((step / steps) * 100);
   }
   if (d.fail !== undefined && d.failAt === undefined) throw new ProviderError(d.fail, `Simulated failure ${d.fail}.`);
   const { data, files } = finalResult(job, d);
   return { data, files, costMillicents: 0 };
+}
+
+/** The simulated chat reply: it quotes the last message. */
+function simulatedReply(job: ProviderRun): string {
+  return `Simulated reply to: ${(job.operation.mainText(job.input) ?? '').slice(0, 200)}`;
+}
+
+/**
+ * The reply handed to onText word by word (each word with the spaces after it, so the pieces join
+ * into the reply), over `delayMs`. Stopped by the caller, it is charged the share of `stepMillicents`
+ * its words already sent make.
+ */
+async function streamReply(job: ProviderRun, delayMs: number, stepMillicents: number): Promise<void> {
+  const reply = simulatedReply(job);
+  const words = reply.match(/\S+\s*/g) ?? [reply];
+  const pause = delayMs / words.length;
+  for (let i = 0; i < words.length; i++) {
+    try {
+      if (pause > 0) await sleep(pause, undefined, { signal: job.signal });
+      else job.signal.throwIfAborted();
+    } catch (err) {
+      if (job.signal.aborted) throw new ProviderInterrupted(Math.floor((stepMillicents * i) / words.length));
+      throw err;
+    }
+    job.onText!(words[i]!);
+  }
 }

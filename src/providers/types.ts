@@ -70,6 +70,13 @@ export interface ProviderRun {
   progress(percentage: number): Promise<void>;
   /** Persists a completed step; throws if the job may no longer be changed by this attempt. */
   checkpoint(step: StepCheckpoint): Promise<void>;
+  /**
+   * Set when the caller streams the reply (a chat run answered as server-sent events, an MCP call
+   * with progress): an adapter that can stream hands it each piece of the reply's text as it is
+   * generated, in order (their concatenation is the result's text). The result and its cost are
+   * the same as without it. Adapters that cannot stream ignore it.
+   */
+  onText?: (delta: string) => void;
 }
 
 export interface MediaAccess {
@@ -156,6 +163,29 @@ export class WorkerShutdown extends Error {
   constructor() {
     super('the worker is stopping');
     this.name = 'WorkerShutdown';
+  }
+}
+
+/**
+ * The abort reason of a synchronous run whose client went away while its reply streamed: the
+ * provider call is stopped and the job is cancelled, charged what the provider had consumed.
+ */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client closed the connection');
+    this.name = 'ClientGone';
+  }
+}
+
+/**
+ * Thrown by an adapter whose call was stopped by its caller (a client gone, a synchronous run's
+ * deadline) after the provider had done part of the work: `consumedMillicents` is what that part
+ * costs, charged with the cancelled or failed job.
+ */
+export class ProviderInterrupted extends ProviderError {
+  constructor(consumedMillicents: number) {
+    super('PROVIDER_INTERRUPTED', 'The provider call was stopped before it finished.', consumedMillicents);
+    this.name = 'ProviderInterrupted';
   }
 }
 

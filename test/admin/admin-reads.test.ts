@@ -170,7 +170,7 @@ describeEachDatabase('admin reads', (get) => {
     const byUser = await readAll(ctx, `/admin/v1/users/${w.b.user.id}/keys`);
     assert.deepEqual(byUser.map((k) => k.id), [w.b.key.id]);
     for (const k of [...byWs, ...byUser]) {
-      assert.deepEqual(Object.keys(k).sort(), ['budgets', 'createdAt', 'expiresAt', 'id', 'ipRanges', 'operations', 'prefix', 'previousSecretExpiresAt', 'revokedAt', 'scopes', 'suspendedUntil', 'transports', 'userId', 'workspaceIds']);
+      assert.deepEqual(Object.keys(k).sort(), ['budgets', 'createdAt', 'expiresAt', 'id', 'ipRanges', 'mode', 'operations', 'prefix', 'previousSecretExpiresAt', 'revokedAt', 'scopes', 'suspendedUntil', 'transports', 'userId', 'workspaceIds']);
     }
     const budgeted = byWs.find((k) => k.budgets.dailyMillicents === 50_000)!;
     const d = expectOk(await adminGet(ctx, `/admin/v1/keys/${budgeted.id}`), 'ADMIN_KEYS_GET');

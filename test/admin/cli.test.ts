@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import dns from 'node:dns';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +35,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { uniqueEmail } from '../support/seed.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
+import { freePort } from '../support/free-port.js';
 
 interface CliResult {
   code: number;
@@ -97,7 +97,9 @@ function usageError(r: CliResult, pattern: RegExp): void {
   assert.equal(r.stdout, '');
 }
 
-const QUICKSTART_RE = /API key \(shown once, keep it\): (wask_[A-Za-z0-9_-]{43})\n[\s\S]*curl -s (\S+)\/v1\/usage -H "Authorization: Bearer (wask_[A-Za-z0-9_-]{43})" -H "X-Service-Workspace: ([0-9a-f-]{36})"/;
+const QUICKSTART_RE = /Live key \(shown once, keep it\): (wask_[A-Za-z0-9_-]{43})\n[\s\S]*curl -s (\S+)\/v1\/usage -H "Authorization: Bearer (wask_[A-Za-z0-9_-]{43})" -H "X-Service-Workspace: ([0-9a-f-]{36})"/;
+/** The test key, first, and the curl line that runs chat.generate with it (issue 34). */
+const QUICKSTART_TEST_RE = /Test key \(shown once, keep it\): (wask_test_[A-Za-z0-9_-]{43})\n[\s\S]*curl -s (\S+)\/v1\/runs -H "Authorization: Bearer (wask_test_[A-Za-z0-9_-]{43})" -H "X-Service-Workspace: ([0-9a-f-]{36})" -H "Idempotency-Key: (\S+)" -H "Content-Type: application\/json" -d '(\{.*\})'/;
 
 type LookupAnswer = { address: string; family: number }[];
 function fakeLookup(answers: Record<string, LookupAnswer>): void {
@@ -185,7 +187,7 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       assert.equal(r.stdout, 'migrations applied\n');
     });
 
-    test('cli quickstart: prints a key and a curl line; GET /v1/usage with that key on an app over the same database is 200', async () => {
+    test('cli quickstart: prints a test key first (with a curl line that runs chat.generate for free), then a live key and a curl line; both work on an app over the same database', async () => {
       const r = await cli(config, 'quickstart', '--email', uniqueEmail());
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
@@ -199,6 +201,23 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       assert.equal(res.json().code, 'PUBLIC_USAGE_GET');
       const balance = await app.inject({ method: 'GET', url: '/v1/balance', headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId! } });
       assert.equal(balance.json().data.totalMillicents, 1_000_000);
+      // The test key comes first and its curl line runs chat.generate, paid from the test balance.
+      const t = QUICKSTART_TEST_RE.exec(r.stdout);
+      assert.ok(t, `quickstart output:\n${r.stdout}`);
+      assert.ok(r.stdout.indexOf('Test key') < r.stdout.indexOf('Live key'), 'the test key is printed first');
+      const [, testSecret, , curlTestSecret, testWorkspace, idemKey, runBody] = t;
+      assert.equal(curlTestSecret, testSecret);
+      assert.equal(testWorkspace, workspaceId);
+      const ran = await app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: { authorization: `Bearer ${testSecret}`, 'x-service-workspace': workspaceId!, 'idempotency-key': idemKey!, 'content-type': 'application/json' },
+        payload: runBody!,
+      });
+      assert.equal(ran.statusCode, 200, ran.body);
+      assert.equal(ran.json().data.kind, 'result');
+      const after = await app.inject({ method: 'GET', url: '/v1/balance', headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId! } });
+      assert.equal(after.json().data.totalMillicents, 1_000_000, 'the test run spent no live credits');
       await assertLedgerInvariants(deps, workspaceId!);
     });
 
@@ -214,6 +233,10 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       assert.deepEqual(first.key.operations, [...OPERATION_IDS]);
       assert.deepEqual(first.key.transports, ['rest', 'mcp']);
       assert.equal(first.key.prefix, first.secret.slice(0, 12));
+      assert.equal(first.key.mode, 'live');
+      assert.equal(first.testKey.mode, 'test');
+      assert.match(first.testSecret, /^wask_test_/);
+      assert.equal((await usage(first.testSecret, first.workspace.id)).json().data.livemode, false);
       const second = json(await cli(config, 'quickstart', '--json', '--email', email.toUpperCase()));
       assert.equal(second.user.id, first.user.id);
       assert.notEqual(second.workspace.id, first.workspace.id);
@@ -564,17 +587,6 @@ function runBuilt(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
     execFile(process.execPath, [MAIN, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr });
-    });
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
     });
   });
 }

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedKey, seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
-import { consoleCall, signInAs, SMALL_KEY_BODY, type ConsoleLogin } from '../support/console.js';
+import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { consoleCall, seedSignedInOrganization, signInAs, SMALL_KEY_BODY, type ConsoleLogin } from '../support/console.js';
 
 const keysUrl = (workspaceId: string) => `/console/api/workspaces/${workspaceId}/keys`;
 
@@ -17,17 +17,6 @@ async function createConsoleKey(ctx: TestContext, login: ConsoleLogin, workspace
   const res = await consoleCall(ctx, login, 'POST', keysUrl(workspaceId), { body });
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data as { key: { id: string; prefix: string }; secret: string };
-}
-
-/** An organization workspace with an owner, an admin and a member, each signed in. */
-async function seedOrganization(ctx: TestContext) {
-  const user = (name: string) => accounts.createUser(ctx.deps, { email: uniqueEmail(), name });
-  const [owner, adminUser, member] = [await user('Owner'), await user('Admin'), await user('Member')];
-  const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-  await accounts.setMember(ctx.deps, org.id, { userId: adminUser.id, role: 'admin' });
-  await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-  const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
-  return { org, workspace, owner: await signInAs(ctx, owner.id), admin: await signInAs(ctx, adminUser.id), member: await signInAs(ctx, member.id) };
 }
 
 describeEachDatabase('console keys', (get) => {
@@ -49,6 +38,8 @@ describeEachDatabase('console keys', (get) => {
     const { key, secret } = created.json().data;
     assert.equal(created.json().code, 'CONSOLE_KEYS_CREATE');
     assert.match(secret, /^wask_/);
+    assert.doesNotMatch(secret, /^wask_test_/);
+    assert.equal(key.mode, 'live', 'live unless test is chosen');
     assert.equal(key.userId, t.user.id);
     assert.deepEqual(key.workspaceIds, [t.workspace.id]);
     assert.deepEqual(key.scopes, body.scopes);
@@ -123,6 +114,8 @@ describeEachDatabase('console keys', (get) => {
       { ...SMALL_KEY_BODY, budgets: { dailyMillicents: 0 } },
       { ...SMALL_KEY_BODY, userId: t.user.id },
       { ...SMALL_KEY_BODY, workspaceIds: [t.workspace.id] },
+      { ...SMALL_KEY_BODY, mode: 'sandbox' },
+      { ...SMALL_KEY_BODY, mode: null },
     ];
     for (const body of bad) {
       const res = await consoleCall(ctx, login, 'POST', keysUrl(t.workspace.id), { body });
@@ -143,6 +136,7 @@ describeEachDatabase('console keys', (get) => {
       [`${keysUrl(t.workspace.id)}/${t.key.id}/revoke`, undefined],
       [`${keysUrl(t.workspace.id)}/${t.key.id}/roll`, { overlapSeconds: 0 }],
       [`${keysUrl(t.workspace.id)}/${t.key.id}/update`, { scopes: ['jobs:read'] }],
+      [`/console/api/workspaces/${t.workspace.id}/test-credits`, { amountMillicents: 1_000 }],
       ['/console/api/sign-out', undefined],
     ];
     for (const [url, body] of changes) {
@@ -158,12 +152,13 @@ describeEachDatabase('console keys', (get) => {
       }
     }
     assert.equal((await call(ctx, 'GET', '/v1/workspaces', { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200, 'nothing was revoked or rolled');
+    assert.equal((await consoleCall(ctx, login, 'GET', `/console/api/workspaces/${t.workspace.id}/balance?mode=test`)).json().data.totalMillicents, 0, 'no test credits were added');
     assert.equal((await consoleCall(ctx, login, 'GET', '/console/api/me')).statusCode, 200, 'nor signed out');
   });
 
   test('organization roles: owners and admins manage keys, a member sees the workspace but may not', async () => {
     const ctx = get();
-    const o = await seedOrganization(ctx);
+    const o = await seedSignedInOrganization(ctx);
     const me = await consoleCall(ctx, o.member, 'GET', '/console/api/me');
     const seen = me.json().data.workspaces.find((w: { id: string }) => w.id === o.workspace.id);
     assert.deepEqual({ role: seen.role, canManageKeys: seen.canManageKeys, organizationName: seen.organizationName }, { role: 'member', canManageKeys: false, organizationName: 'Acme' });
@@ -194,7 +189,7 @@ describeEachDatabase('console keys', (get) => {
 
   test('a key that also includes a workspace the user does not manage cannot be changed from the console', async () => {
     const ctx = get();
-    const o = await seedOrganization(ctx);
+    const o = await seedSignedInOrganization(ctx);
     const adminId = (await consoleCall(ctx, o.admin, 'GET', '/console/api/me')).json().data.user.id as string;
     const personal = await accounts.createWorkspace(ctx.deps, { name: 'Admin personal', plan: 'pro', ownerUserId: adminId });
     const shared = await seedKey(ctx.deps, adminId, [o.workspace.id, personal.id]);
@@ -216,6 +211,7 @@ describeEachDatabase('console keys', (get) => {
       ['POST', `${foreignKey}/revoke`, undefined],
       ['POST', `${foreignKey}/roll`, { overlapSeconds: 0 }],
       ['POST', `${foreignKey}/update`, { scopes: ['jobs:read'] }],
+      ['POST', `/console/api/workspaces/${theirs.workspace.id}/test-credits`, { amountMillicents: 1_000 }],
       // Their key through my workspace's path, and an id that exists nowhere.
       ['POST', `${keysUrl(mine.workspace.id)}/${theirs.key.id}/revoke`, undefined],
       ['POST', `${keysUrl(mine.workspace.id)}/${theirs.key.id}/roll`, { overlapSeconds: 0 }],

@@ -1,7 +1,7 @@
 /**
  * The console's Media and Webhooks pages in Chromium (issue 35, items 7 and 8): playwright-core
- * with the system Chromium against the app on a real socket, signed in with a session cookie the
- * console issued. Media: an upload with the file input and "Upload", one dropped on the page (a
+ * with the system Chromium against the app on a real socket, signed in through a sign-in link
+ * (support/console-browser.ts). Media: an upload with the file input and "Upload", one dropped on the page (a
  * DataTransfer dispatched as a drop event), the previews loading under the Content-Security-Policy,
  * a download, and a refusal shown with the API's code. Webhooks: a domain added, its instructions
  * read, checked (refused, then verified by its TXT record), a webhook created on it with the
@@ -10,62 +10,33 @@
  * refuses the member. axe-core finds no serious or critical violation; screenshots go to
  * test-artifacts/console/.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
-import * as accounts from '../../src/modules/accounts/service.js';
 import { createWebhook } from '../../src/modules/webhooks/service.js';
-import { describeEachDatabase, type TestContext } from '../support/harness.js';
+import { describeEachDatabase } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { png, wav } from '../support/media.js';
-import { seedTenant, uniqueEmail } from '../support/seed.js';
+import { seedTenant } from '../support/seed.js';
 import { emit, onlyDelivery, verifyHostname, WEBHOOK_TEST_ENV, worker } from '../support/webhooks.js';
-import { browserTestUnavailable, freePort, launchChromium, screenshot, seriousViolations, watchPageProblems, type LaunchedBrowser } from '../support/browser.js';
-import { signInAs } from '../support/console.js';
+import { seedOrganization } from '../support/console.js';
+import { consoleSite, useConsoleBrowser } from '../support/console-browser.js';
 
-const skip = browserTestUnavailable();
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
+const site = await consoleSite();
+const { skip, base } = site;
 const receiver = HttpsReceiver.forThisFile();
 
 /** The page's globals as the functions run in the browser see them (the tests compile without the DOM library). */
 type PageGlobals = { document: { querySelector(selector: string): unknown } };
 
-async function assertAccessible(page: Page, what: string): Promise<void> {
-  assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
-}
-
 describeEachDatabase(
   'console media and webhooks in Chromium',
   (get) => {
-    let chromium: LaunchedBrowser | undefined;
-    let context: BrowserContext;
-    let problems: string[];
-    const dbName = () => get().dbName;
-
-    before(async () => {
-      if (skip) return;
-      await get().app.listen({ port, host: '127.0.0.1' });
-      chromium = await launchChromium();
-    });
-    after(async () => {
-      await chromium?.close();
-    });
-
-    /** A page of a fresh browser context holding a session the console issued for `userId`. */
-    async function signedInPage(ctx: TestContext, userId: string): Promise<Page> {
-      context = await chromium!.browser.newContext({ baseURL: base, acceptDownloads: true });
-      problems = watchPageProblems(context);
-      const login = await signInAs(ctx, userId);
-      const [name, value] = login.cookie.split('=') as [string, string];
-      await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
-      return context.newPage();
-    }
+    const ui = useConsoleBrowser(get, site);
 
     test('media: upload with the file input and by drag and drop, previews, download, a refusal', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps);
-      const page = await signedInPage(ctx, t.user.id);
+      const page = await ui.signIn(t.user.id, { acceptDownloads: true });
       await page.goto('/console/');
       await page.getByRole('link', { name: 'Media', exact: true }).click();
       await page.getByRole('heading', { name: 'Media', level: 1 }).waitFor();
@@ -108,8 +79,8 @@ describeEachDatabase(
       for await (const c of (await download.createReadStream())!) chunks.push(c as Buffer);
       assert.deepEqual(Buffer.concat(chunks), image);
 
-      await screenshot(page, `${dbName()}-media`);
-      await assertAccessible(page, 'the media page');
+      await ui.screenshot(page, 'media');
+      await ui.assertAccessible(page, 'the media page');
 
       // A refusal: text that claims to be a PNG, refused as the public upload refuses it.
       await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('these are not pixels') });
@@ -117,11 +88,11 @@ describeEachDatabase(
       const alert = page.getByRole('alert').filter({ hasText: 'UNSUPPORTED_MEDIA' });
       await alert.waitFor();
       await page.getByText('Could not upload notes.png').waitFor();
-      await screenshot(page, `${dbName()}-media-refused`);
-      await assertAccessible(page, 'the media page with a refusal');
+      await ui.screenshot(page, 'media-refused');
+      await ui.assertAccessible(page, 'the media page with a refusal');
       assert.equal((await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).execute()).length, 2);
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('webhooks: add and check a domain, create a webhook, replay a failed delivery, rotate, revoke', { skip }, async () => {
@@ -130,7 +101,7 @@ describeEachDatabase(
       const t = await seedTenant(ctx.deps);
       const hostname = 'hooks.localhost';
       ctx.hostAddresses.set(hostname, ['127.0.0.1']);
-      const page = await signedInPage(ctx, t.user.id);
+      const page = await ui.signIn(t.user.id, { acceptDownloads: true });
       await page.goto('/console/');
       await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
       await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
@@ -146,7 +117,7 @@ describeEachDatabase(
 
       await page.getByRole('button', { name: `Check ${hostname} by its DNS record` }).click();
       await page.getByRole('alert').filter({ hasText: 'DOMAIN_NOT_VERIFIED' }).waitFor();
-      await screenshot(page, `${dbName()}-domain-pending`);
+      await ui.screenshot(page, 'domain-pending');
       ctx.txtRecords.set(`_service-verify.${hostname}`, [[token]]);
       await page.getByRole('button', { name: `Check ${hostname} by its DNS record` }).click();
       await page.getByRole('row').filter({ hasText: hostname }).getByRole('cell', { name: 'verified', exact: true }).waitFor();
@@ -161,7 +132,7 @@ describeEachDatabase(
       assert.match(secret, /^whsec_/);
       await page.getByRole('button', { name: 'Copy secret' }).waitFor();
       await page.getByRole('rowheader', { name: url }).waitFor();
-      await screenshot(page, `${dbName()}-webhook-created`);
+      await ui.screenshot(page, 'webhook-created');
       await page.getByRole('button', { name: 'I have stored it' }).click();
       assert.equal(await secretBox.count(), 0, 'the secret is gone');
       const webhookId = (await ctx.deps.db.selectFrom('webhooks').select('id').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow()).id;
@@ -175,8 +146,8 @@ describeEachDatabase(
       const row = page.getByRole('row').filter({ hasText: eventId });
       await row.getByRole('cell', { name: 'failed', exact: true }).waitFor();
       await row.getByRole('cell', { name: 'HTTP 410' }).waitFor();
-      await screenshot(page, `${dbName()}-webhook-failed-delivery`);
-      await assertAccessible(page, 'the webhooks page with deliveries');
+      await ui.screenshot(page, 'webhook-failed-delivery');
+      await ui.assertAccessible(page, 'the webhooks page with deliveries');
 
       await row.getByRole('button', { name: 'Replay', exact: true }).click();
       await row.getByRole('cell', { name: 'pending', exact: true }).waitFor();
@@ -188,7 +159,7 @@ describeEachDatabase(
       assert.equal(await row.getByRole('button', { name: 'Replay' }).count(), 0, 'a delivered event has no Replay');
       assert.equal(receiver.requests.length, 2);
       assert.ok(receiver.requests.every((r) => r.headers['service-event-id'] === eventId));
-      await screenshot(page, `${dbName()}-webhook-replayed`);
+      await ui.screenshot(page, 'webhook-replayed');
 
       await page.getByRole('button', { name: `Rotate secret of ${url}` }).click();
       await secretBox.waitFor();
@@ -199,19 +170,15 @@ describeEachDatabase(
       await page.getByRole('row').filter({ hasText: url }).getByText(/^revoked/).waitFor();
       assert.equal(await secretBox.count(), 0, 'the secret of a revoked webhook is gone');
       assert.equal(await page.getByRole('button', { name: `Rotate secret of ${url}` }).count(), 0);
-      await assertAccessible(page, 'the webhooks page');
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      await ui.assertAccessible(page, 'the webhooks page');
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('a member sees webhooks, deliveries and domains without a control; the endpoint refuses the member', { skip }, async () => {
       const ctx = get();
       receiver.reset();
-      const owner = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Owner' });
-      const member = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Member' });
-      const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-      await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-      const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
+      const { member, workspace } = await seedOrganization(ctx, { admin: false });
       const hostname = 'hooks-b.localhost';
       await verifyHostname(ctx, workspace.id, hostname);
       const created = await createWebhook(ctx.deps, workspace.id, { url: receiver.url(hostname), eventTypes: ['job.completed'] });
@@ -221,7 +188,7 @@ describeEachDatabase(
       const delivery = await onlyDelivery(ctx, created.webhook.id);
       assert.equal(delivery.status, 'failed', JSON.stringify({ delivery, requests: receiver.requests.length }));
 
-      const page = await signedInPage(ctx, member.id);
+      const page = await ui.signIn(member.id, { acceptDownloads: true });
       await page.goto('/console/webhooks');
       await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
       await page.getByText('only owners and admins change them').waitFor();
@@ -234,8 +201,8 @@ describeEachDatabase(
         assert.equal(await page.getByRole('button', { name }).count(), 0, `no "${name}" for a member`);
       }
       assert.equal(await page.getByLabel('Hostname', { exact: true }).count(), 0);
-      await screenshot(page, `${dbName()}-member-webhooks`);
-      await assertAccessible(page, "a member's webhooks page");
+      await ui.screenshot(page, 'member-webhooks');
+      await ui.assertAccessible(page, "a member's webhooks page");
 
       // The endpoint refuses what the page does not offer: the page's own fetch with the session and its CSRF token.
       const refused = await page.evaluate(async (path) => {
@@ -245,8 +212,8 @@ describeEachDatabase(
       }, `/console/api/workspaces/${workspace.id}/webhooks/${created.webhook.id}/deliveries/${delivery.id}/replay`);
       assert.deepEqual(refused, { status: 403, code: 'FORBIDDEN' });
       assert.equal((await onlyDelivery(ctx, created.webhook.id)).replay_count, delivery.replay_count);
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
   },
   { env: { PUBLIC_BASE_URL: base, ...WEBHOOK_TEST_ENV } },

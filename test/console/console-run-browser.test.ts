@@ -8,41 +8,21 @@
  * rolls a key; a member reads jobs without "Run", "Cancel" or "Retry". axe-core finds no serious
  * or critical violation on these pages; screenshots go to test-artifacts/console/.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import type { BrowserContext, Page } from 'playwright-core';
-import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
 import { uploadPixel } from '../support/api-fuzz.js';
 import { png } from '../support/media.js';
 import { waitUntil } from '../support/wait.js';
 import { drain } from '../support/jobs.js';
-import { seedKey, seedTenant, uniqueEmail } from '../support/seed.js';
-import { browserTestUnavailable, freePort, launchChromium, screenshot, seriousViolations, watchPageProblems, type LaunchedBrowser } from '../support/browser.js';
+import { seedKey, seedTenant } from '../support/seed.js';
+import { seedOrganization } from '../support/console.js';
+import { consoleSite, useConsoleBrowser } from '../support/console-browser.js';
 
-const skip = browserTestUnavailable();
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
+const site = await consoleSite();
+const { skip, base } = site;
 const CREDITS = 10_000_000;
-
-async function issueLinkUrl(userId: string): Promise<string> {
-  const res = await fetch(`${base}/admin/v1/users/${userId}/sign-in-links`, { method: 'POST', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
-  assert.equal(res.status, 200);
-  return ((await res.json()) as { data: { url: string } }).data.url;
-}
-
-async function publicApi(method: 'GET' | 'POST', path: string, secret: string, workspaceId: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspaceId };
-  if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'idempotency-key': randomUUID() });
-  const res = await fetch(`${base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  return { status: res.status, json: await res.json() };
-}
-
-async function assertAccessible(page: Page, what: string): Promise<void> {
-  assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
-}
 
 /** Jobs of a workspace as the database holds them. */
 async function jobRows(ctx: TestContext, workspaceId: string) {
@@ -63,34 +43,13 @@ async function waitForRow<T>(read: () => Promise<T | undefined>, what: string): 
 describeEachDatabase(
   'console Run and Jobs in Chromium',
   (get) => {
-    let chromium: LaunchedBrowser | undefined;
-    let context: BrowserContext;
-    let problems: string[];
-    const dbName = () => get().dbName;
-
-    before(async () => {
-      if (skip) return;
-      await get().app.listen({ port, host: '127.0.0.1' });
-      chromium = await launchChromium();
-    });
-    after(async () => {
-      await chromium?.close();
-    });
-
-    async function signedIn(userId: string): Promise<Page> {
-      context = await chromium!.browser.newContext({ baseURL: base });
-      problems = watchPageProblems(context);
-      const page = await context.newPage();
-      await page.goto(await issueLinkUrl(userId));
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Workspaces' }).waitFor();
-      return page;
-    }
+    const ui = useConsoleBrowser(get, site);
+    const { publicApi } = ui;
 
     test('run an operation from the form: estimate, a double click runs once, executionOrigin web, the result with previews', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
-      const page = await signedIn(t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       await page.getByRole('heading', { name: 'Run', exact: true }).waitFor();
       await page.getByRole('combobox', { name: 'Operation', exact: true }).selectOption('image.generate');
@@ -110,8 +69,8 @@ describeEachDatabase(
       const estimate = await publicApi('POST', '/v1/estimates', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'a lighthouse at dusk', width: 256, height: 256 } });
       await page.getByText(`${estimate.json.data.maximumCostMillicents.toLocaleString('en-US')} millicents`).first().waitFor();
       await page.getByText('Maximum cost').waitFor();
-      await screenshot(page, `${dbName()}-run-estimate`);
-      await assertAccessible(page, 'the run page with an estimate');
+      await ui.screenshot(page, 'run-estimate');
+      await ui.assertAccessible(page, 'the run page with an estimate');
 
       await page.getByRole('button', { name: 'Run', exact: true }).dblclick();
       const jobSection = page.locator('section.job');
@@ -134,8 +93,8 @@ describeEachDatabase(
       await image.waitFor();
       // The image loaded: the signed URL works and the Content-Security-Policy lets it in.
       await page.waitForFunction("(() => { const img = document.querySelector('figure.file img'); return !!img && img.complete && img.naturalWidth > 0; })()");
-      await screenshot(page, `${dbName()}-run-result`);
-      await assertAccessible(page, 'the run page with a result');
+      await ui.screenshot(page, 'run-result');
+      await ui.assertAccessible(page, 'the run page with a result');
 
       // A synchronous operation whose input holds an array of objects (a JSON field): text output.
       await page.getByRole('combobox', { name: 'Operation', exact: true }).selectOption('chat.generate');
@@ -147,15 +106,15 @@ describeEachDatabase(
       const rows = await jobRows(ctx, t.workspace.id);
       assert.equal(rows.length, 2);
       assert.deepEqual(rows.map((r) => r.execution_origin), ['web', 'web']);
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('media fields pick workspace media; enums, booleans and lists from the form; sprite atlases and frames, a GLB as a download', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const pixel = await uploadPixel(ctx, t, 'pixel.png');
-      const page = await signedIn(t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       const operation = page.getByRole('combobox', { name: 'Operation', exact: true });
       const estimateAndRun = async () => {
@@ -199,8 +158,8 @@ describeEachDatabase(
       await page.getByRole('rowheader', { name: /^exports\.godot/ }).first().waitFor();
       const sprite = await ctx.deps.db.selectFrom('jobs').select('input_json').where('operation_id', '=', 'sprite.generate').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(sprite.input_json), { prompt: 'a walking knight', frames: 4, frameWidth: 64, frameHeight: 64, engines: ['godot'], padding: 2, powerOfTwo: true });
-      await screenshot(page, `${dbName()}-run-sprite`);
-      await assertAccessible(page, 'the run page with a sprite');
+      await ui.screenshot(page, 'run-sprite');
+      await ui.assertAccessible(page, 'the run page with a sprite');
 
       await operation.selectOption('three-d.generate');
       await page.getByRole('textbox', { name: /^prompt/ }).fill('a chair');
@@ -213,15 +172,15 @@ describeEachDatabase(
       const glb = await page.request.get(href);
       assert.equal(glb.status(), 200);
       assert.equal((await glb.body()).subarray(0, 4).toString('latin1'), 'glTF', 'a GLB file');
-      await screenshot(page, `${dbName()}-run-glb`);
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      await ui.screenshot(page, 'run-glb');
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('a key created in the console calls the API; the job appears live on the Jobs page; its result opens; revoked, the API refuses it', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
-      const page = await signedIn(t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.getByRole('link', { name: 'Keys', exact: true }).click();
       await page.getByRole('heading', { name: 'Keys' }).waitFor();
       const create = page.locator('form.create-key').filter({ hasText: 'New key' });
@@ -241,7 +200,7 @@ describeEachDatabase(
       await row.waitFor();
       await row.getByRole('cell', { name: 'api', exact: true }).waitFor();
       assert.equal(await row.getAttribute('data-status'), 'pending');
-      await screenshot(page, `${dbName()}-jobs-pending`);
+      await ui.screenshot(page, 'jobs-pending');
 
       await drainSoon(ctx);
       await page.locator(`tr[data-job-id="${jobId}"][data-status="completed"]`).waitFor();
@@ -252,8 +211,8 @@ describeEachDatabase(
       await audio.waitFor();
       assert.match((await audio.getAttribute('src')) ?? '', new RegExp(`^${base}/`), 'a same-origin signed URL');
       assert.equal(new URL(page.url()).searchParams.get('job'), jobId);
-      await screenshot(page, `${dbName()}-jobs-result`);
-      await assertAccessible(page, 'the jobs page with a result');
+      await ui.screenshot(page, 'jobs-result');
+      await ui.assertAccessible(page, 'the jobs page with a result');
 
       await page.reload();
       await page.locator(`section.job[data-job-id="${jobId}"]`).waitFor();
@@ -264,15 +223,15 @@ describeEachDatabase(
       const refused = await publicApi('GET', '/v1/jobs', secret, t.workspace.id);
       assert.equal(refused.status, 401);
       assert.equal(refused.json.code, 'UNAUTHENTICATED');
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('cancel and retry from the Jobs page, filters, and a refusal with its API code', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const pending = (await publicApi('POST', '/v1/runs', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'waits', width: 256, height: 256 } })).json.data.jobId as string;
-      const page = await signedIn(t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.goto(`/console/jobs?job=${pending}`);
       const job = page.locator(`section.job[data-job-id="${pending}"]`);
       await job.waitFor();
@@ -291,8 +250,8 @@ describeEachDatabase(
       const failedJob = page.locator(`section.job[data-job-id="${failing}"][data-status="failed"]`);
       await failedJob.getByRole('button', { name: 'Retry', exact: true }).click();
       await page.locator(`section.job[data-job-id="${failing}"][data-status="pending"]`).waitFor();
-      await screenshot(page, `${dbName()}-jobs-retried`);
-      await assertAccessible(page, 'the jobs page with a retried job');
+      await ui.screenshot(page, 'jobs-retried');
+      await ui.assertAccessible(page, 'the jobs page with a retried job');
 
       // The key used for a retry loses the operation meanwhile: the API's refusal is shown.
       await drain(ctx);
@@ -304,22 +263,22 @@ describeEachDatabase(
       await accountsSpend(ctx, t.workspace.id);
       await retryButton.click();
       await page.getByRole('alert').getByText('INSUFFICIENT_CREDITS').waitFor();
-      await screenshot(page, `${dbName()}-jobs-refused`);
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      await ui.screenshot(page, 'jobs-refused');
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('edit and roll a key: the new secret is shown once and works, the old one stops after the overlap', { skip }, async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const extra = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['workspaces:read'], operations: [] });
-      const page = await signedIn(t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.getByRole('link', { name: 'Keys', exact: true }).click();
       await page.getByRole('button', { name: `Edit key ${extra.key.prefix}` }).click();
       const edit = page.locator('form.edit-key');
       await edit.getByRole('checkbox', { name: 'jobs:read' }).check();
       await edit.getByLabel('Daily').fill('5000');
-      await assertAccessible(page, 'the key edit form');
+      await ui.assertAccessible(page, 'the key edit form');
       await edit.getByRole('button', { name: 'Save changes' }).click();
       await edit.waitFor({ state: 'detached' });
       await page.getByRole('row').filter({ hasText: extra.key.prefix }).getByText('workspaces:read, jobs:read').waitFor();
@@ -333,37 +292,33 @@ describeEachDatabase(
       const rolled = await secretBox.inputValue();
       assert.notEqual(rolled, extra.secret);
       await page.getByRole('button', { name: 'Copy secret' }).waitFor();
-      await screenshot(page, `${dbName()}-keys-rolled`);
-      await assertAccessible(page, 'the keys page with a rolled secret');
+      await ui.screenshot(page, 'keys-rolled');
+      await ui.assertAccessible(page, 'the keys page with a rolled secret');
       assert.equal((await publicApi('GET', '/v1/jobs', rolled, t.workspace.id)).status, 200, 'the new secret works');
       ctx.clock.advance(1000);
       assert.equal((await publicApi('GET', '/v1/jobs', extra.secret, t.workspace.id)).status, 401, 'the old secret is refused after the overlap');
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('a member reads the jobs but gets no "Run", "Cancel" or "Retry"', { skip }, async () => {
       const ctx = get();
-      const owner = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Owner' });
-      const member = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Member' });
-      const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-      await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-      const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
+      const { owner, member, workspace } = await seedOrganization(ctx, { admin: false });
       await grantCredits(ctx.deps, workspace.id, { amountMillicents: CREDITS });
       const key = await seedKey(ctx.deps, owner.id, [workspace.id]);
       const jobId = (await publicApi('POST', '/v1/runs', key.secret, workspace.id, { operationId: 'image.generate', input: { prompt: 'waits', width: 256, height: 256 } })).json.data.jobId as string;
-      const page = await signedIn(member.id);
+      const page = await ui.signIn(member.id);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       await page.getByText('only owners and admins of a workspace run operations').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Run', exact: true }).count(), 0);
-      await assertAccessible(page, "a member's run page");
+      await ui.assertAccessible(page, "a member's run page");
       await page.getByRole('link', { name: 'Jobs', exact: true }).click();
       await page.locator(`tr[data-job-id="${jobId}"]`).getByRole('button', { name: /^Open job/ }).click();
       await page.locator(`section.job[data-job-id="${jobId}"][data-status="pending"]`).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Cancel', exact: true }).count(), 0);
-      await screenshot(page, `${dbName()}-member-jobs`);
-      await assertAccessible(page, "a member's jobs page");
-      await context.close();
+      await ui.screenshot(page, 'member-jobs');
+      await ui.assertAccessible(page, "a member's jobs page");
+      await ui.context.close();
     });
   },
   { env: { PUBLIC_BASE_URL: base } },

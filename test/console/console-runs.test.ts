@@ -9,13 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { assertError } from '../support/assertions.js';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
-import { seedKey, seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
-import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
+import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { consoleCall, seedSignedInOrganization, signInAs, type ConsoleLogin } from '../support/console.js';
 
 const CREDITS = 10_000_000;
 const ws = (workspaceId: string) => `/console/api/workspaces/${workspaceId}`;
@@ -49,18 +48,6 @@ async function consoleOutput(ctx: TestContext, login: ConsoleLogin, workspaceId:
   const bytes = Buffer.concat(parts);
   assert.equal(createHash('sha256').update(bytes).digest('hex'), sha256, 'the document matches its digest');
   return JSON.parse(bytes.toString('utf8'));
-}
-
-async function seedOrganization(ctx: TestContext) {
-  const user = (name: string) => accounts.createUser(ctx.deps, { email: uniqueEmail(), name });
-  const [owner, adminUser, member] = [await user('Owner'), await user('Admin'), await user('Member')];
-  const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-  await accounts.setMember(ctx.deps, org.id, { userId: adminUser.id, role: 'admin' });
-  await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-  const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
-  await grantCredits(ctx.deps, workspace.id, { amountMillicents: CREDITS });
-  const adminKey = await seedKey(ctx.deps, adminUser.id, [workspace.id]);
-  return { workspace, adminUser, adminKey, owner: await signInAs(ctx, owner.id), admin: await signInAs(ctx, adminUser.id), member: await signInAs(ctx, member.id) };
 }
 
 describeEachDatabase('console runs and jobs', (get) => {
@@ -229,8 +216,10 @@ describeEachDatabase('console runs and jobs', (get) => {
 
   test('organization roles: a member reads jobs and their output but neither runs, cancels nor retries', async () => {
     const ctx = get();
-    const o = await seedOrganization(ctx);
-    const run1 = await consoleRun(ctx, o.admin, o.workspace.id, { keyId: o.adminKey.key.id, operationId: 'image.generate', input: IMAGE });
+    const o = await seedSignedInOrganization(ctx);
+    await grantCredits(ctx.deps, o.workspace.id, { amountMillicents: CREDITS });
+    const adminKey = await seedKey(ctx.deps, o.adminUser.id, [o.workspace.id]);
+    const run1 = await consoleRun(ctx, o.admin, o.workspace.id, { keyId: adminKey.key.id, operationId: 'image.generate', input: IMAGE });
     assert.equal(run1.statusCode, 200, run1.body);
     const jobId = run1.json().data.run.jobId as string;
     await drain(ctx);
@@ -238,13 +227,13 @@ describeEachDatabase('console runs and jobs', (get) => {
     assert.equal((await consoleCall(ctx, o.member, 'GET', `${base}/jobs`)).json().data.items[0].id, jobId);
     assert.equal((await consoleCall(ctx, o.member, 'GET', `${base}/jobs/${jobId}`)).statusCode, 200);
     await consoleOutput(ctx, o.member, o.workspace.id, jobId);
-    const body = { keyId: o.adminKey.key.id, operationId: 'image.generate', input: IMAGE };
+    const body = { keyId: adminKey.key.id, operationId: 'image.generate', input: IMAGE };
     for (const [method, url, b] of [
-      ['GET', `${base}/tools?keyId=${o.adminKey.key.id}`, undefined],
+      ['GET', `${base}/tools?keyId=${adminKey.key.id}`, undefined],
       ['POST', `${base}/estimates`, body],
       ['POST', `${base}/runs`, body],
       ['POST', `${base}/jobs/${jobId}/cancel`, undefined],
-      ['POST', `${base}/jobs/${jobId}/retry`, { keyId: o.adminKey.key.id }],
+      ['POST', `${base}/jobs/${jobId}/retry`, { keyId: adminKey.key.id }],
     ] as const) {
       const res = await consoleCall(ctx, o.member, method, url, { body: b, headers: { 'idempotency-key': randomUUID() } });
       assertError(res, 403, 'FORBIDDEN');

@@ -1,6 +1,6 @@
 /**
  * The console's Usage page in Chromium (issue 35, item 6): playwright-core with the system
- * Chromium against the app on a real socket, signed in with a session cookie the console issued.
+ * Chromium against the app on a real socket, signed in through a sign-in link.
  * After a few runs (synchronous chats on two UTC days, a queued music job) the page shows the
  * balance the public API reports, the allocations with their expiry, the ledger rows (keyId and
  * operationId), the charts with one bar per bucket (60 minutes, the days of the service's month)
@@ -9,59 +9,32 @@
  * classes, no inline style); axe-core finds no serious or critical violation; screenshots go to
  * test-artifacts/console/.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { raiseExpiryNotices } from '../../src/modules/alerts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
 import { assertOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
-import { seedKey, seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
-import { browserTestUnavailable, freePort, launchChromium, screenshot, seriousViolations, watchPageProblems, type LaunchedBrowser } from '../support/browser.js';
-import { signInAs } from '../support/console.js';
+import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { seedOrganization } from '../support/console.js';
+import { consoleSite, useConsoleBrowser } from '../support/console-browser.js';
+import { chatCosting, musicCosting } from '../support/sim-inputs.js';
 
-const skip = browserTestUnavailable();
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
+const site = await consoleSite();
+const { skip, base } = site;
 
 const DAY = 86_400_000;
-const CHAT = (cost: number) => ({ messages: [{ role: 'user', content: `hi [sim:cost=${cost}]` }], maxTokens: 100 });
-const MUSIC = (cost: number) => ({ prompt: `a tune [sim:cost=${cost}]`, durationSeconds: 10 });
 const millicents = (n: number) => `${n.toLocaleString('en-US')} millicents`;
-
-async function assertAccessible(page: Page, what: string): Promise<void> {
-  assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
-}
 
 const pub = async (ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, url: string) => assertOk(await call(ctx, 'GET', url, { secret: t.secret, workspaceId: t.workspace.id })).data;
 
 describeEachDatabase(
   'console usage page in Chromium',
   (get) => {
-    let chromium: LaunchedBrowser | undefined;
-    let context: BrowserContext;
-    let problems: string[];
-    const dbName = () => get().dbName;
-
-    before(async () => {
-      if (skip) return;
-      await get().app.listen({ port, host: '127.0.0.1' });
-      chromium = await launchChromium();
-    });
-    after(async () => {
-      await chromium?.close();
-    });
-
-    async function signedInPage(ctx: TestContext, userId: string): Promise<Page> {
-      context = await chromium!.browser.newContext({ baseURL: base });
-      problems = watchPageProblems(context);
-      const login = await signInAs(ctx, userId);
-      const [name, value] = login.cookie.split('=') as [string, string];
-      await context.addCookies([{ name, value, url: base, httpOnly: true, sameSite: 'Lax' }]);
-      return context.newPage();
-    }
+    const ui = useConsoleBrowser(get, site);
 
     /** The bars of a chart, each with its total (data-total) and its number of coloured segments. */
     async function bars(page: Page, chart: string): Promise<{ total: number; segments: number }[]> {
@@ -82,10 +55,10 @@ describeEachDatabase(
       await raiseExpiryNotices(ctx.deps);
       const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
       ctx.clock.advance(-DAY);
-      assert.equal((await run(ctx, t, 'chat.generate', CHAT(300))).statusCode, 200);
+      assert.equal((await run(ctx, t, 'chat.generate', chatCosting(300))).statusCode, 200);
       ctx.clock.advance(DAY);
-      for (const cost of [700, 900]) assert.equal((await run(ctx, t, 'chat.generate', CHAT(cost))).statusCode, 200);
-      assert.equal((await run(ctx, { secret: second.secret, workspace: t.workspace }, 'music.generate', MUSIC(1_200))).statusCode, 202);
+      for (const cost of [700, 900]) assert.equal((await run(ctx, t, 'chat.generate', chatCosting(cost))).statusCode, 200);
+      assert.equal((await run(ctx, { secret: second.secret, workspace: t.workspace }, 'music.generate', musicCosting(1_200))).statusCode, 202);
       await drain(ctx);
 
       // The public API's figures, read before the page (the page's own reads charge no points; each
@@ -101,7 +74,7 @@ describeEachDatabase(
       const minutes = await pub(ctx, t, '/v1/usage/history?bucket=minute');
       const days = await pub(ctx, t, `/v1/usage/history?bucket=day&from=${monthFrom}&to=${monthTo}`);
 
-      const page = await signedInPage(ctx, t.user.id);
+      const page = await ui.signIn(t.user.id);
       await page.goto('/console/');
       await page.getByRole('link', { name: 'Usage', exact: true }).click();
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
@@ -178,32 +151,28 @@ describeEachDatabase(
       assert.ok(notices.some((n) => n.kind === 'credits.low'));
       await page.getByRole('cell', { name: notices[0]!.message }).waitFor();
 
-      await screenshot(page, `${dbName()}-usage`);
-      await assertAccessible(page, 'the usage page');
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
+      await ui.screenshot(page, 'usage');
+      await ui.assertAccessible(page, 'the usage page');
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
 
       // Refresh reads again: a new run appears in the ledger.
-      assert.equal((await run(ctx, t, 'chat.generate', CHAT(400))).statusCode, 200);
+      assert.equal((await run(ctx, t, 'chat.generate', chatCosting(400))).statusCode, 200);
       const newest = (await pub(ctx, t, '/v1/transactions?limit=1')).items[0];
       await page.getByRole('button', { name: 'Refresh' }).click();
       await page.locator(`tr[data-entry-id="${newest.id}"]`).waitFor();
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
 
     test('a member sees the balance, charts and ledger, without the keys\' budgets', { skip }, async () => {
       const ctx = get();
-      const owner = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Owner' });
-      const member = await accounts.createUser(ctx.deps, { email: uniqueEmail(), name: 'Member' });
-      const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-      await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-      const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
+      const { owner, member, workspace } = await seedOrganization(ctx, { admin: false });
       await grantCredits(ctx.deps, workspace.id, { amountMillicents: 100_000 });
       await accounts.updateWorkspaceSettings(ctx.deps, workspace.id, { budgets: { monthlyMillicents: 50_000 } });
       const key = await seedKey(ctx.deps, owner.id, [workspace.id], { budgets: { dailyMillicents: 5_000 } });
-      assert.equal((await run(ctx, { secret: key.secret, workspace }, 'chat.generate', CHAT(400))).statusCode, 200);
+      assert.equal((await run(ctx, { secret: key.secret, workspace }, 'chat.generate', chatCosting(400))).statusCode, 200);
 
-      const page = await signedInPage(ctx, member.id);
+      const page = await ui.signIn(member.id);
       await page.goto('/console/usage');
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor();
       await page.getByTestId('balance').waitFor();
@@ -211,10 +180,10 @@ describeEachDatabase(
       await page.locator('[data-chart="spend-day"] > svg').waitFor();
       await page.getByText('Keys’ budgets are shown to the workspace’s owners and admins.').waitFor();
       assert.deepEqual(await page.locator('tr[data-budget]').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { budget: string } }).dataset.budget)), ['workspace:month']);
-      await screenshot(page, `${dbName()}-member-usage`);
-      await assertAccessible(page, "a member's usage page");
-      assert.deepEqual(problems, [], 'no CSP violation or page error');
-      await context.close();
+      await ui.screenshot(page, 'member-usage');
+      await ui.assertAccessible(page, "a member's usage page");
+      assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
+      await ui.context.close();
     });
   },
   { env: { PUBLIC_BASE_URL: base } },

@@ -22,10 +22,9 @@ import { call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '
 import { drain, run } from '../support/jobs.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
+import { chatCosting, musicCosting } from '../support/sim-inputs.js';
 
 const RUNS = Number(process.env.CONSOLE_FUZZ_RUNS ?? 50);
-const CHAT = (cost: number) => ({ messages: [{ role: 'user', content: `hi [sim:cost=${cost}]` }], maxTokens: 100 });
-const MUSIC = (cost: number) => ({ prompt: `a tune [sim:cost=${cost}]`, durationSeconds: 10 });
 
 type Target = 'own' | 'foreign' | 'unknown' | 'malformed';
 
@@ -42,8 +41,8 @@ async function spend(ctx: TestContext, t: Tenant): Promise<void> {
   await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 50_000, expiresAt: ctx.clock.now() + 5 * 86_400_000, provenance: 'promotion' });
   await raiseExpiryNotices(ctx.deps);
   await accounts.updateWorkspaceSettings(ctx.deps, t.workspace.id, { lowCreditsMillicents: 10_000_000 });
-  for (const cost of [300, 800]) assert.equal((await run(ctx, t, 'chat.generate', CHAT(cost))).statusCode, 200);
-  assert.equal((await run(ctx, t, 'music.generate', MUSIC(1_000))).statusCode, 202);
+  for (const cost of [300, 800]) assert.equal((await run(ctx, t, 'chat.generate', chatCosting(cost))).statusCode, 200);
+  assert.equal((await run(ctx, t, 'music.generate', musicCosting(1_000))).statusCode, 202);
   await drain(ctx);
 }
 

@@ -17,10 +17,9 @@ import { assertError, assertOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
 import { seedKey, seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
 import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
+import { chatCosting, musicCosting } from '../support/sim-inputs.js';
 
 const DAY = 86_400_000;
-const CHAT = (cost: number) => ({ messages: [{ role: 'user', content: `hi [sim:cost=${cost}]` }], maxTokens: 100 });
-const MUSIC = (cost: number) => ({ prompt: `a tune [sim:cost=${cost}]`, durationSeconds: 10 });
 
 const base = (workspaceId: string) => `/console/api/workspaces/${workspaceId}`;
 
@@ -42,11 +41,11 @@ async function spendingTenant(ctx: TestContext): Promise<Tenant & { second: { ke
   await accounts.updateWorkspaceSettings(ctx.deps, t.workspace.id, { budgets: { weeklyMillicents: 100_000 }, lowCreditsMillicents: 10_000_000 });
   assert.equal(await raiseExpiryNotices(ctx.deps), 1, 'allocation.expiring');
   const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
-  for (const cost of [300, 700]) assert.equal((await run(ctx, t, 'chat.generate', CHAT(cost))).statusCode, 200);
+  for (const cost of [300, 700]) assert.equal((await run(ctx, t, 'chat.generate', chatCosting(cost))).statusCode, 200);
   ctx.clock.advance(DAY);
-  assert.equal((await run(ctx, { secret: second.secret, workspace: t.workspace }, 'music.generate', MUSIC(1_200))).statusCode, 202);
+  assert.equal((await run(ctx, { secret: second.secret, workspace: t.workspace }, 'music.generate', musicCosting(1_200))).statusCode, 202);
   await drain(ctx);
-  assert.equal((await run(ctx, t, 'chat.generate', CHAT(1_500))).statusCode, 200);
+  assert.equal((await run(ctx, t, 'chat.generate', chatCosting(1_500))).statusCode, 200);
   return { ...t, second };
 }
 
@@ -167,7 +166,7 @@ describeEachDatabase('console usage', (get) => {
     await grantCredits(ctx.deps, workspace.id, { amountMillicents: 100_000 });
     const key = await seedKey(ctx.deps, owner.id, [workspace.id], { budgets: { dailyMillicents: 5_000 } });
     const t = { secret: key.secret, workspace };
-    assert.equal((await run(ctx, t, 'chat.generate', CHAT(400))).statusCode, 200);
+    assert.equal((await run(ctx, t, 'chat.generate', chatCosting(400))).statusCode, 200);
 
     const memberLogin = await signInAs(ctx, member.id);
     for (const url of READS(workspace.id)) assertOk(await consoleCall(ctx, memberLogin, 'GET', url));

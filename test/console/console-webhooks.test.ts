@@ -10,30 +10,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as accounts from '../../src/modules/accounts/service.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { assertEnvelope, SECRET_RE } from '../support/api-fuzz.js';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
-import { seedTenant, uniqueEmail } from '../support/seed.js';
+import { seedTenant } from '../support/seed.js';
 import { PUBLIC_ADDRESS, seedWebhook, uniqueHost } from '../support/webhook-hosts.js';
 import { createHook, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from '../support/webhooks.js';
-import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
+import { consoleCall, seedSignedInOrganization, signInAs, type ConsoleLogin } from '../support/console.js';
 
 const receiver = HttpsReceiver.forThisFile();
 const wsUrl = (workspaceId: string) => `/console/api/workspaces/${workspaceId}`;
 const UNKNOWN = '0190a000-0000-7000-8000-00000000abcd';
-
-/** An organization workspace with an owner, an admin and a member, each signed in. */
-async function seedOrganization(ctx: TestContext) {
-  const user = (name: string) => accounts.createUser(ctx.deps, { email: uniqueEmail(), name });
-  const [owner, adminUser, member] = [await user('Owner'), await user('Admin'), await user('Member')];
-  const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
-  await accounts.setMember(ctx.deps, org.id, { userId: adminUser.id, role: 'admin' });
-  await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
-  const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
-  return { workspace, owner: await signInAs(ctx, owner.id), admin: await signInAs(ctx, adminUser.id), member: await signInAs(ctx, member.id) };
-}
 
 /** Adds `hostname` through the console and verifies it by its DNS TXT record (the fake resolver). */
 async function verifyByDns(ctx: TestContext, login: ConsoleLogin, workspaceId: string, hostname: string, addresses = [PUBLIC_ADDRESS]) {
@@ -170,7 +158,7 @@ describeEachDatabase(
 
     test('roles: members read without changing anything (403); admins change', async () => {
       const ctx = get();
-      const o = await seedOrganization(ctx);
+      const o = await seedSignedInOrganization(ctx);
       const base = wsUrl(o.workspace.id);
       const hostname = uniqueHost();
       await verifyByDns(ctx, o.admin, o.workspace.id, hostname);

@@ -21,13 +21,9 @@ import { writeAdmissionsQuery } from '../../src/modules/runs/admission-batch-sto
 import { writeFinishMoneyQuery } from '../../src/modules/jobs/finish-batch-store.js';
 import { isGuardFailure } from '../../src/db/guard.js';
 import { waitUntil } from '../support/wait.js';
+import { batchCounts } from '../support/batch-counts.js';
 
 const IMAGE = (n: number | string) => ({ prompt: `batched image ${n}` });
-
-async function batchCounts(ctx: TestContext): Promise<Record<string, number>> {
-  const metric = await ctx.deps.metrics.registry.getSingleMetric('batches_total')!.get();
-  return Object.fromEntries(metric.values.map((v) => [`${v.labels.kind}:${v.labels.outcome}`, v.value]));
-}
 
 async function tenant(ctx: TestContext, limits: Record<string, number> = {}): Promise<Tenant> {
   const t = await seedTenant(ctx.deps, { credits: 10_000_000 });

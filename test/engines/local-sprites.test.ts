@@ -9,7 +9,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -25,6 +25,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
+import { writeProvidersFile } from '../support/providers-file.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
@@ -171,12 +172,6 @@ function apart(a: Rect, b: Rect, gap: number): boolean {
 
 function isPowerOfTwo(n: number): boolean {
   return n > 0 && (n & (n - 1)) === 0;
-}
-
-function writeProvidersFile(dir: string, name: string, json: unknown): string {
-  const path = join(dir, name);
-  writeFileSync(path, JSON.stringify(json));
-  return path;
 }
 
 test('drawing sizes: OpenAI image models get the fixed size closest in shape; other models the frame shape scaled into 256..2048 in multiples of 64', () => {

@@ -20,6 +20,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 import { assertRegisteredError } from '../support/assertions.js';
+import { swapOneCase } from '../support/api-fuzz.js';
 
 const RUNS = Number(process.env.AUTH_FUZZ_RUNS ?? 200);
 const ENDPOINTS = ['/v1/usage', '/v1/balance', '/v1/transactions', '/v1/workspaces'] as const;
@@ -46,14 +47,6 @@ async function tenantIds(ctx: TestContext, t: Tenant): Promise<string[]> {
   const ledger = await ctx.deps.db.selectFrom('credit_transactions').select('id').where('workspace_id', '=', t.workspace.id).execute();
   assert.ok(allocations.length >= 2 && ledger.length >= 2, 'the tenant has data to leak');
   return [t.workspace.id, t.user.id, t.key.id, ...allocations.map((r) => r.id), ...ledger.map((r) => r.id)];
-}
-
-function swapOneCase(s: string, at: number): string {
-  const letters = [...s].map((c, i) => [c, i] as const).filter(([c]) => c.toLowerCase() !== c.toUpperCase());
-  if (letters.length === 0) return `${s}x`;
-  const [c, i] = letters[at % letters.length]!;
-  const flipped = c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase();
-  return s.slice(0, i) + flipped + s.slice(i + 1);
 }
 
 function authorizationArb(f: Fixture): fc.Arbitrary<string | undefined> {

@@ -35,6 +35,7 @@ import { seedWebhook } from '../support/webhook-hosts.js';
 import { png, upload } from '../support/media.js';
 import { waitUntil } from '../support/wait.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { swapOneCase } from '../support/api-fuzz.js';
 
 const RUNS = Math.max(1, Number(process.env.CURSOR_FUZZ_RUNS ?? 300));
 /** Runs of one property: a share of CURSOR_FUZZ_RUNS. */
@@ -495,13 +496,6 @@ const typesValue: fc.Arbitrary<string> = fc.oneof(
   },
   { weight: 1, arbitrary: hostileString },
 );
-
-function swapOneCase(s: string, at: number): string {
-  const letters = [...s].map((c, i) => [c, i] as const).filter(([c]) => c.toLowerCase() !== c.toUpperCase());
-  if (letters.length === 0) return `${s}x`;
-  const [c, i] = letters[at % letters.length]!;
-  return s.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + s.slice(i + 1);
-}
 
 const MUTATIONS = [
   'flipPayloadBit',

@@ -5,9 +5,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { listRoutes } from '../../src/http/route-catalogue.js';
 import { describeEachDatabase } from '../support/harness.js';
 import { PUBLIC_ENDPOINTS } from '../support/endpoints.js';
+import { openapiPath } from '../support/openapi-responses.js';
 
 /** Fastify's `/a/:id` as OpenAPI's `/a/{id}`. */
-const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 describeEachDatabase('OpenAPI document and docs page', (get) => {
   async function fetchDocument() {

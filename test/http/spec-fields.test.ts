@@ -42,10 +42,11 @@ function assertFields(value: unknown, fields: Record<string, FieldType>, what: s
 }
 
 // decisions.md, "Gaps resolved", GET /v1/queue.
-const QUEUE: Record<string, FieldType> = { workspaceId: 'uuid', running: 'integer', waiting: 'integer', runningLimit: 'integer', waitingLimit: 'integer', items: 'array' };
+// `livemode` on both: docs/decisions.md, "Test mode" (issue 34).
+const QUEUE: Record<string, FieldType> = { workspaceId: 'uuid', livemode: 'boolean', running: 'integer', waiting: 'integer', runningLimit: 'integer', waitingLimit: 'integer', items: 'array' };
 const QUEUE_ITEM: Record<string, FieldType> = { jobId: 'uuid', toolSlug: 'string', operationId: 'string', status: 'string', position: 'integer', createdAt: 'timestamp' };
 // public-api-v1.md, "Usage (data)".
-const USAGE: Record<string, FieldType> = { workspaceId: 'uuid', plan: 'string', points: 'object', budgets: 'array', streams: 'object' };
+const USAGE: Record<string, FieldType> = { workspaceId: 'uuid', livemode: 'boolean', plan: 'string', points: 'object', budgets: 'array', streams: 'object' };
 const USAGE_POINTS: Record<string, FieldType> = {
   minuteLimit: 'integer',
   minuteUsed: 'integer',

@@ -10,7 +10,8 @@ import { testDatabaseNames } from '../support/databases.js';
 import { seedTenant } from '../support/seed.js';
 import { run } from '../support/jobs.js';
 import { Agent } from 'node:http';
-import { apiHeaders, baseUrl, frameReader, streamGet } from '../support/sse.js';
+import { baseUrl } from '../support/base-url.js';
+import { apiHeaders, frameReader, streamGet } from '../support/sse.js';
 
 for (const dbName of testDatabaseNames()) {
   describe(`job streams on shutdown [${dbName}]`, () => {

@@ -15,7 +15,8 @@ import { PLAN_DEFAULTS } from '../../src/modules/usage/plans.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
-import { apiHeaders, baseUrl, frameReader, httpGet, streamGet, type Frame } from '../support/sse.js';
+import { baseUrl } from '../support/base-url.js';
+import { apiHeaders, type Frame, frameReader, httpGet, slotCount, streamGet } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { check } from '../support/fast-check.js';
 import { assertEnvelope } from '../support/admin-state.js';
@@ -139,10 +140,6 @@ function leidFor(plan: LeidPlan, version: number): { lines: string[] | undefined
   const value = lines.join(', ').trim();
   if (value === '') return { lines, after: undefined };
   return { lines, after: /^\d{1,15}$/.test(value) ? Number(value) : null };
-}
-
-async function slotCount(ctx: TestContext, workspaceId: string): Promise<number> {
-  return (await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', workspaceId).execute()).length;
 }
 
 const events = (frames: Frame[]) => frames.filter((f) => f.comment === undefined);

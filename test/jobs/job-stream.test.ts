@@ -11,7 +11,8 @@ import { sql } from 'kysely';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
-import { apiHeaders, baseUrl, frameReader, httpGet, openEventSource } from '../support/sse.js';
+import { baseUrl } from '../support/base-url.js';
+import { apiHeaders, frameReader, httpGet, openEventSource, slotCount } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { DEFAULT_STREAM_SETTINGS } from '../../src/modules/jobs/stream-settings.js';
@@ -51,11 +52,6 @@ async function openStreams(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspa
     readers.push(reader);
   }
   return readers;
-}
-
-async function slotCount(ctx: TestContext, workspaceId: string): Promise<number> {
-  const rows = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', workspaceId).execute();
-  return rows.length;
 }
 
 async function assertError(res: Response, status: number, code: string) {

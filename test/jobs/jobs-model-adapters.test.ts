@@ -38,19 +38,14 @@ import { testDatabaseNames } from '../support/databases.js';
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { checkRefusals } from '../support/openapi-responses.js';
-import { CALLERS, stats, type Model } from '../support/jobs-model.js';
-import { checkAll, checkEventsExactly, type Real } from '../support/jobs-model-checks.js';
-import { AdvanceCmd, BudgetCmd, GrantCmd, RecoverCmd, RetryCmd, type Advance, type Cmd, type IdemChoice, type JobFilter, type JobPick } from '../support/jobs-model-commands.js';
-import { amountArb, ceilingArb, cleanup, expiryArb, setup, worldArb } from '../support/jobs-model-world.js';
+import { stats } from '../support/jobs-model.js';
+import { AdvanceCmd, RecoverCmd, RetryCmd, type Advance, type Cmd, type IdemChoice } from '../support/jobs-model-commands.js';
+import { budgetCmdArb, callerArb, grantCmdArb, pickArb, replayParameters, runSequence, worldArb } from '../support/jobs-model-world.js';
 import { providersFile, registerFakes, RemoteCancelCmd, RemoteCancelMidWorkCmd, RemoteDieCmd, RemoteRunCmd, RemoteWorkCmd, remoteSpecArb } from '../support/jobs-model-adapters.js';
 
 const RUNS = Math.max(1, Number(process.env.JOBS_MODEL_ADAPTERS_RUNS) || 25);
 const MAX_COMMANDS = Math.max(1, Number(process.env.JOBS_MODEL_ADAPTERS_COMMANDS) || 30);
-const SEED = process.env.JOBS_MODEL_SEED ? Number(process.env.JOBS_MODEL_SEED) : undefined;
-const PATH = process.env.JOBS_MODEL_PATH;
 
-const callerArb = fc.constantFrom(...CALLERS);
-const pickArb = (filter: JobFilter): fc.Arbitrary<JobPick> => fc.record({ filter: fc.constantFrom<JobFilter>(filter, filter, filter, 'any'), n: fc.nat(40) });
 const idemArb: fc.Arbitrary<IdemChoice> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'fresh' as const }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reuse' as const), pick: fc.nat(40), same: fc.boolean() }) },
@@ -70,8 +65,8 @@ const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.tuple(pickArb('active'), fc.nat(3)).map(([p, k]) => new RemoteCancelCmd(p, k)),
   fc.tuple(pickArb('failed'), fc.nat(3), fc.nat(8), idemArb).map(([p, k, w, i]) => new RetryCmd(p, k, w === 0, i)),
   fc.constant(new RecoverCmd()),
-  fc.tuple(fc.nat(1), amountArb, expiryArb).map(([w, a, e]) => new GrantCmd(w, a, e)),
-  fc.tuple(fc.nat(1), fc.record({ dailyMillicents: ceilingArb, weeklyMillicents: ceilingArb, monthlyMillicents: ceilingArb }, { requiredKeys: [] })).map(([w, b]) => new BudgetCmd(w, b)),
+  grantCmdArb,
+  budgetCmdArb,
   fc.constantFrom<Advance>('second', 'pastLease', 'pastLease', 'hour', 'midnight', 'monthStart', 'expiry', 'pastExpiry').map((a) => new AdvanceCmd(a)),
 ];
 
@@ -103,27 +98,13 @@ for (const dbName of testDatabaseNames()) {
 
     test('Rules 3-4, state table, Budgets, Errors over real adapters: random usage, 429s, 5xx, dying workers and cancels mid-prediction keep the money exact', async () => {
       await fc.assert(
-        fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), async (world, cmds) => {
-          let real: Real | undefined;
-          try {
-            let model: Model | undefined;
-            await fc.asyncModelRun(async () => {
-              const s = await setup(ctx, world);
-              real = s.real;
-              model = s.model;
-              await checkAll(s.model, s.real);
-              return s;
-            }, cmds);
-            await checkEventsExactly(model!, real!);
-          } finally {
-            // Held predictions and images requests end, so nothing of this sequence runs into the next.
-            replicate.release();
-            if (real) await cleanup(real);
-          }
-        }),
+        fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), (world, cmds) =>
+          // Held predictions and images requests end, so nothing of this sequence runs into the next.
+          runSequence(ctx, world, cmds, () => replicate.release()),
+        ),
         {
           numRuns: RUNS,
-          ...(SEED !== undefined ? { seed: SEED, ...(PATH ? { path: PATH } : {}) } : {}),
+          ...replayParameters(),
           includeErrorInReport: true,
           // A sequence that hangs is reported with its seed instead of stalling the suite.
           timeout: 60_000,

@@ -68,16 +68,14 @@ import { executeJob } from '../../src/modules/jobs/executor.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
 import { describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { CALLERS, stats, type Dirs, type Model, type OpKind, type Spec } from '../support/jobs-model.js';
-import { api, checkAll, checkEventsExactly, type Real } from '../support/jobs-model-checks.js';
-import { AdvanceCmd, BudgetCmd, BurstCmd, CancelCmd, DieCmd, DrainCmd, dyingSignal, GrantCmd, MaintenanceCmd, RecoverCmd, RetryCmd, RunCmd, WorkCmd, type Advance, type Cmd, type IdemChoice, type JobFilter, type JobPick } from '../support/jobs-model-commands.js';
-import { amountArb, ceilingArb, cleanup, expiryArb, setup, worldArb, type World } from '../support/jobs-model-world.js';
+import { stats, type Dirs, type OpKind, type Spec } from '../support/jobs-model.js';
+import { api, type Real } from '../support/jobs-model-checks.js';
+import { AdvanceCmd, BurstCmd, CancelCmd, DieCmd, DrainCmd, dyingSignal, MaintenanceCmd, RecoverCmd, RetryCmd, RunCmd, WorkCmd, type Advance, type Cmd, type IdemChoice } from '../support/jobs-model-commands.js';
+import { budgetCmdArb, callerArb, cleanup, grantCmdArb, pickArb, replayParameters, runSequence, setup, worldArb, type World } from '../support/jobs-model-world.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
 const RUNS = Math.max(1, Number(process.env.JOBS_MODEL_RUNS) || 50);
 const MAX_COMMANDS = Math.max(1, Number(process.env.JOBS_MODEL_COMMANDS) || 28);
-const SEED = process.env.JOBS_MODEL_SEED ? Number(process.env.JOBS_MODEL_SEED) : undefined;
-const PATH = process.env.JOBS_MODEL_PATH;
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries.
@@ -94,9 +92,6 @@ const dirsArb: fc.Arbitrary<Dirs> = fc
 // A word of multi-byte characters too: chat's maximum counts UTF-8 bytes, speech's price characters.
 const wordArb = fc.constantFrom('hi', 'tune', 'a calm sea', 'robots dancing', 'x', 'héllo 😀');
 const specArb = (ops: OpKind[]): fc.Arbitrary<Spec> => fc.record({ op: fc.constantFrom(...ops), word: wordArb, size: fc.nat(1000), dirs: dirsArb });
-const callerArb = fc.constantFrom(...CALLERS);
-/** Mostly the jobs a command is about (failed ones for retries, active ones for cancels), sometimes any. */
-const pickArb = (filter: JobFilter): fc.Arbitrary<JobPick> => fc.record({ filter: fc.constantFrom<JobFilter>(filter, filter, filter, 'any'), n: fc.nat(40) });
 const idemArb: fc.Arbitrary<IdemChoice> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'fresh' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('reuse' as const), pick: fc.nat(40), same: fc.boolean() }) },
@@ -118,8 +113,8 @@ const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.tuple(fc.integer({ min: 0, max: 3 }), fc.constantFrom(1, 2, 4, 4)).map(([k, c]) => new DieCmd(k, c)),
   fc.constant(new RecoverCmd()),
   fc.constant(new MaintenanceCmd()),
-  fc.tuple(fc.nat(1), amountArb, expiryArb).map(([w, a, e]) => new GrantCmd(w, a, e)),
-  fc.tuple(fc.nat(1), fc.record({ dailyMillicents: ceilingArb, weeklyMillicents: ceilingArb, monthlyMillicents: ceilingArb }, { requiredKeys: [] })).map(([w, b]) => new BudgetCmd(w, b)),
+  grantCmdArb,
+  budgetCmdArb,
   fc.constantFrom<Advance>('second', 'pastLease', 'pastLease', 'min10', 'hour', 'midnight', 'beforeMidnight', 'monday', 'monthStart', 'expiry', 'pastExpiry').map((a) => new AdvanceCmd(a)),
   fc.constantFrom<Advance>('pastLease', 'expiry', 'pastExpiry', 'midnight').map((a) => new AdvanceCmd(a)),
 ];
@@ -132,23 +127,8 @@ describeEachDatabase('job lifecycle and money, model-based', (get) => {
     // Every refusal of the sequences (402, 404, 409, 429 …) is one /openapi.json documents for its route.
     await checkRefusals(ctx.app);
     await fc.assert(
-      fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), async (world, cmds) => {
-        let real: Real | undefined;
-        try {
-          let model: Model | undefined;
-          await fc.asyncModelRun(async () => {
-            const s = await setup(ctx, world);
-            real = s.real;
-            model = s.model;
-            await checkAll(s.model, s.real);
-            return s;
-          }, cmds);
-          await checkEventsExactly(model!, real!);
-        } finally {
-          if (real) await cleanup(real);
-        }
-      }),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED, ...(PATH ? { path: PATH } : {}) } : {}), includeErrorInReport: true },
+      fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), (world, cmds) => runSequence(ctx, world, cmds)),
+      { numRuns: RUNS, ...replayParameters(), includeErrorInReport: true },
     );
     if (process.env.JOBS_MODEL_STATS) console.error([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
   });

@@ -11,7 +11,8 @@ import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { call, describeEachDatabase, testConfig } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { baseUrl, callTool, connectClient } from '../support/mcp-client.js';
+import { baseUrl } from '../support/base-url.js';
+import { callTool, connectClient } from '../support/mcp-client.js';
 import { seedKey, seedTenant } from '../support/seed.js';
 import { balance, drain } from '../support/jobs.js';
 import { waitUntil } from '../support/wait.js';
@@ -29,6 +30,8 @@ const WRITES = new Set([
   'service_webhooks_revoke',
   'service_webhooks_rotate',
   'service_deliveries_replay',
+  // Test mode (issue 34): stores a sample event and sends it to the test webhooks.
+  'service_test_events_trigger',
 ]);
 const DESTRUCTIVE = new Set(['service_jobs_cancel', 'service_webhooks_update', 'service_webhooks_revoke', 'service_webhooks_rotate']);
 

@@ -24,7 +24,7 @@ import { claimJobs } from '../../src/worker/job-claim.js';
 import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { admin, describeEachDatabase, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
-import { baseUrl } from '../support/mcp-client.js';
+import { baseUrl } from '../support/base-url.js';
 import { frameReader, streamGet, type Frame } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';

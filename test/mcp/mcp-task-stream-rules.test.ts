@@ -14,7 +14,7 @@ import { RESUME_WINDOW_MS } from '../../src/mcp/task-events.js';
 import { openTaskStreams, STREAMS_PER_KEY, taskHubs } from '../../src/mcp/task-notifications.js';
 import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
-import { baseUrl } from '../support/mcp-client.js';
+import { baseUrl } from '../support/base-url.js';
 import { frameReader, streamGet } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';

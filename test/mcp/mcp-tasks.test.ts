@@ -18,7 +18,8 @@ import { admin, describeEachDatabase } from '../support/harness.js';
 import { gateAdapter } from '../support/gates.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { baseUrl, connectClient } from '../support/mcp-client.js';
+import { baseUrl } from '../support/base-url.js';
+import { connectClient } from '../support/mcp-client.js';
 import { waitUntil } from '../support/wait.js';
 import { seedKey, seedTenant } from '../support/seed.js';
 

@@ -2,38 +2,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { listRoutes } from '../../src/http/route-catalogue.js';
 import { MCP_UPLOAD_MAX_BASE64, routesWithoutTool } from '../../src/mcp/tools.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain } from '../support/jobs.js';
+import { baseUrl } from '../support/base-url.js';
+import { callTool, connectClient } from '../support/mcp-client.js';
 
 const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const CHAT = { messages: [{ role: 'user', content: 'Hello over MCP' }], maxTokens: 50 };
-
-async function baseUrl(ctx: TestContext): Promise<string> {
-  if (!ctx.app.server.listening) await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-}
-
-async function connect(ctx: TestContext, secret: string): Promise<Client> {
-  const client = new Client({ name: 'test-client', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${await baseUrl(ctx)}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } });
-  await client.connect(transport);
-  // Listing first makes the SDK client check every later result against the tool's outputSchema.
-  await client.listTools();
-  return client;
-}
-
-/** The tool result's body (the REST response body), its HTTP status and whether it is an error. */
-async function tool(client: Client, name: string, args: Record<string, unknown>) {
-  const res = (await client.callTool({ name, arguments: args })) as { content: { type: string; text: string }[]; isError?: boolean; _meta?: Record<string, unknown> };
-  return { body: JSON.parse(res.content[0]!.text), isError: res.isError === true, status: res._meta?.httpStatus as number, retryAfter: res._meta?.retryAfter as number | undefined };
-}
 
 async function minuteUsed(ctx: TestContext, t: Tenant): Promise<number> {
   return (await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id })).json().data.points.minuteUsed - 1;
@@ -43,7 +22,7 @@ describeEachDatabase('MCP transport', (get) => {
   test('tools/list: one service_<area>_<verb> tool per public endpoint (the stream excepted), each taking workspaceId plus the REST inputs, strictly', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
-    const client = await connect(ctx, t.secret);
+    const client = await connectClient(ctx, t.secret);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((x) => x.name);
@@ -98,9 +77,9 @@ describeEachDatabase('MCP transport', (get) => {
     assert.equal(rest.json().code, 'FORBIDDEN_TRANSPORT', 'the internal MCP marker cannot be claimed from outside');
     const spoofed = await call(ctx, 'GET', '/v1/workspaces', { secret: mcpOnly.secret, workspaceId: t.workspace.id, headers: { 'x-mcp-internal': 'guess' } });
     assert.equal(spoofed.json().code, 'FORBIDDEN_TRANSPORT');
-    const client = await connect(ctx, mcpOnly.secret);
+    const client = await connectClient(ctx, mcpOnly.secret);
     try {
-      const listed = await tool(client, 'service_workspaces_list', { workspaceId: t.workspace.id });
+      const listed = await callTool(client, 'service_workspaces_list', { workspaceId: t.workspace.id });
       assert.equal(listed.status, 200);
       assert.equal(listed.body.code, 'PUBLIC_WORKSPACES_LIST');
     } finally {
@@ -154,23 +133,23 @@ describeEachDatabase('MCP transport', (get) => {
   test('service_runs_create runs like POST /v1/runs: same body and points, executionOrigin mcp on the job and the ledger, Idempotency-Key replays', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
-    const client = await connect(ctx, t.secret);
+    const client = await connectClient(ctx, t.secret);
     try {
       const before = await minuteUsed(ctx, t);
       const key = randomUUID();
-      const ran = await tool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: key });
+      const ran = await callTool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: key });
       assert.equal(ran.status, 200, JSON.stringify(ran.body));
       assert.equal(ran.body.code, 'PUBLIC_TOOLS_RUN');
       assert.equal(ran.body.data.kind, 'result');
       assert.equal(ran.body.data.status, 'completed');
       assert.equal((await minuteUsed(ctx, t)) - before, 10 + 1, 'chat.generate costs 10 points, as on REST (plus the usage read)');
-      const job = await tool(client, 'service_jobs_get', { workspaceId: t.workspace.id, jobId: ran.body.data.jobId });
+      const job = await callTool(client, 'service_jobs_get', { workspaceId: t.workspace.id, jobId: ran.body.data.jobId });
       assert.equal(job.body.data.executionOrigin, 'mcp');
       const tx = (await call(ctx, 'GET', '/v1/transactions', { secret: t.secret, workspaceId: t.workspace.id })).json().data.items[0];
       assert.equal(tx.executionOrigin, 'mcp');
-      const replay = await tool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: key });
+      const replay = await callTool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: key });
       assert.deepEqual(replay.body.data, ran.body.data);
-      const conflict = await tool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: { ...CHAT, maxTokens: 51 }, idempotencyKey: key });
+      const conflict = await callTool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: { ...CHAT, maxTokens: 51 }, idempotencyKey: key });
       assert.deepEqual([conflict.isError, conflict.status, conflict.body.code], [true, 409, 'IDEMPOTENCY_CONFLICT']);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     } finally {
@@ -183,29 +162,29 @@ describeEachDatabase('MCP transport', (get) => {
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const other = await seedTenant(ctx.deps);
     const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['workspaces:read'], transports: ['mcp'] });
-    const client = await connect(ctx, t.secret);
-    const narrow = await connect(ctx, readOnly.secret);
+    const client = await connectClient(ctx, t.secret);
+    const narrow = await connectClient(ctx, readOnly.secret);
     try {
       assert.deepEqual((await narrow.listTools()).tools.map((x) => x.name), ['service_workspaces_list'], 'tools/list shows the tools the key’s scopes allow');
-      const perOperation = await tool(narrow, 'service_run_chat_generate', { workspaceId: t.workspace.id, ...CHAT });
+      const perOperation = await callTool(narrow, 'service_run_chat_generate', { workspaceId: t.workspace.id, ...CHAT });
       assert.deepEqual([perOperation.isError, perOperation.status, perOperation.body.code], [true, 403, 'FORBIDDEN_SCOPE'], 'a per-operation tool is refused as its REST run');
-      const scope = await tool(narrow, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: randomUUID() });
+      const scope = await callTool(narrow, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: CHAT, idempotencyKey: randomUUID() });
       assert.deepEqual([scope.isError, scope.status, scope.body.code], [true, 403, 'FORBIDDEN_SCOPE']);
-      const foreign = await tool(client, 'service_balance_get', { workspaceId: other.workspace.id });
+      const foreign = await callTool(client, 'service_balance_get', { workspaceId: other.workspace.id });
       assert.deepEqual([foreign.isError, foreign.status, foreign.body.code], [true, 403, 'FORBIDDEN_WORKSPACE']);
-      const invalid = await tool(client, 'service_estimates_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: { messages: 'nope' } });
+      const invalid = await callTool(client, 'service_estimates_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: { messages: 'nope' } });
       assert.deepEqual([invalid.status, invalid.body.code], [400, 'INVALID_INPUT']);
       assert.ok(invalid.body.details.errors.every((e: { pointer: string }) => e.pointer.startsWith('/input')));
-      const extra = await tool(client, 'service_balance_get', { workspaceId: t.workspace.id, bogus: 1 });
+      const extra = await callTool(client, 'service_balance_get', { workspaceId: t.workspace.id, bogus: 1 });
       assert.deepEqual([extra.isError, extra.body.code], [true, 'INVALID_REQUEST']);
-      const unknown = await tool(client, 'service_nothing_here', { workspaceId: t.workspace.id });
+      const unknown = await callTool(client, 'service_nothing_here', { workspaceId: t.workspace.id });
       assert.deepEqual([unknown.isError, unknown.body.code], [true, 'NOT_FOUND']);
 
       await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 5 } });
       const used = await minuteUsed(ctx, t);
       assert.ok(used < 5);
       let limited;
-      for (let i = 0; i < 5 && !limited?.isError; i++) limited = await tool(client, 'service_balance_get', { workspaceId: t.workspace.id });
+      for (let i = 0; i < 5 && !limited?.isError; i++) limited = await callTool(client, 'service_balance_get', { workspaceId: t.workspace.id });
       assert.deepEqual([limited!.status, limited!.body.code, limited!.body.details.limit], [429, 'RATE_LIMITED', 'POINTS_MINUTE']);
       assert.ok(limited!.retryAfter! >= 1, 'Retry-After is passed on');
     } finally {
@@ -249,19 +228,19 @@ describeEachDatabase('MCP transport', (get) => {
   test(`service_media_upload takes the file as base64 (at most ${MCP_UPLOAD_MAX_BASE64} characters) with the REST upload's checks; service_jobs_output pages a result as REST does`, async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const client = await connect(ctx, t.secret);
+    const client = await connectClient(ctx, t.secret);
     try {
-      const uploaded = await tool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'pixel.png', mimeType: 'image/png', dataBase64: PIXEL_PNG });
+      const uploaded = await callTool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'pixel.png', mimeType: 'image/png', dataBase64: PIXEL_PNG });
       assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
       assert.equal(uploaded.body.code, 'PUBLIC_MEDIA_UPLOAD');
       assert.equal(uploaded.body.data.mimeType, 'image/png');
       assert.equal(uploaded.body.data.sha256, createHash('sha256').update(Buffer.from(PIXEL_PNG, 'base64')).digest('hex'));
-      const mismatch = await tool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'pixel.wav', mimeType: 'audio/wav', dataBase64: PIXEL_PNG });
+      const mismatch = await callTool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'pixel.wav', mimeType: 'audio/wav', dataBase64: PIXEL_PNG });
       assert.deepEqual([mismatch.status, mismatch.body.code], [400, 'UNSUPPORTED_MEDIA']);
-      const tooLong = await tool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'big.png', mimeType: 'image/png', dataBase64: 'A'.repeat(MCP_UPLOAD_MAX_BASE64 + 4) });
+      const tooLong = await callTool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'big.png', mimeType: 'image/png', dataBase64: 'A'.repeat(MCP_UPLOAD_MAX_BASE64 + 4) });
       assert.deepEqual([tooLong.isError, tooLong.body.code], [true, 'INVALID_REQUEST']);
 
-      const queued = await tool(client, 'service_runs_create', {
+      const queued = await callTool(client, 'service_runs_create', {
         workspaceId: t.workspace.id,
         operationId: 'sprite.generate',
         input: { prompt: 'a knight [sim:outputBytes=30000]', frames: 2, frameWidth: 16, frameHeight: 16 },
@@ -273,7 +252,7 @@ describeEachDatabase('MCP transport', (get) => {
       let cursor: string | undefined;
       let digest = '';
       do {
-        const page = await tool(client, 'service_jobs_output', { workspaceId: t.workspace.id, jobId: queued.body.data.jobId, ...(cursor ? { cursor } : {}) });
+        const page = await callTool(client, 'service_jobs_output', { workspaceId: t.workspace.id, jobId: queued.body.data.jobId, ...(cursor ? { cursor } : {}) });
         assert.equal(page.status, 200, JSON.stringify(page.body));
         const data = page.body.data;
         assert.equal(data.offsetBytes, parts.reduce((n, p) => n + p.length, 0));

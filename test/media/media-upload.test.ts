@@ -93,6 +93,7 @@ function uploadSuite(backend: BackendName) {
           {
             id: undefined,
             workspaceId: t.workspace.id,
+            livemode: true,
             name: 'cat.png',
             mimeType: 'image/png',
             sizeBytes: bytes.length,

@@ -25,7 +25,7 @@ function authOf(plan: Plan, waitingOverride?: number): AuthContext {
     transport: 'rest',
     key: {
       id: 'k', userId: 'u', prefix: 'p', scopes: [], operations: [], transports: [], ipRanges: [], expiresAt: null,
-      budgets: { dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null }, workspaceIds: ['w'], createdAt: 0, revokedAt: null, suspendedUntil: null,
+      budgets: { dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null }, workspaceIds: ['w'], mode: 'live', createdAt: 0, revokedAt: null, suspendedUntil: null,
     },
     workspace: {
       id: 'w', name: 'w', plan, ownerUserId: null, organizationId: null,

@@ -19,6 +19,7 @@ import { grantCredits } from '../../src/modules/billing/service.js';
 import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { ALERT_EVENT_TYPES } from '../../src/modules/events/store.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { batchCounts } from '../support/batch-counts.js';
 
 const receiver = HttpsReceiver.forThisFile();
 // The test certificate names these two (Node does not match *.localhost); each test's webhooks
@@ -91,11 +92,6 @@ async function imageMaximum(ctx: TestContext): Promise<number> {
   const { jobId, maximum } = await queue(ctx, t);
   await cancel(ctx, t, jobId);
   return maximum;
-}
-
-async function batchCounts(ctx: TestContext): Promise<Record<string, number>> {
-  const metric = await ctx.deps.metrics.registry.getSingleMetric('batches_total')!.get();
-  return Object.fromEntries(metric.values.map((v) => [`${v.labels.kind}:${v.labels.outcome}`, v.value]));
 }
 
 /** Delivers what is due; returns the bodies the receiver got on `path`. */

@@ -6,7 +6,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
 import type { Deps } from '../../src/deps.js';
 import { AppError } from '../../src/http/errors.js';
 import { newId } from '../../src/lib/ids.js';
@@ -15,15 +14,11 @@ import * as billing from '../../src/modules/billing/store.js';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { assertStatus } from '../support/assertions.js';
 
 const HOUR = 3_600_000;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function assertStatus(res: LightMyRequestResponse, status: number, code?: string) {
-  assert.equal(res.statusCode, status, `status ${res.statusCode}: ${res.body}`);
-  if (code) assert.equal(res.json().code, code, res.body);
-}
 
 async function get(ctx: TestContext, t: Tenant, url: string, query?: Record<string, string>) {
   return call(ctx, 'GET', url, { secret: t.secret, workspaceId: t.workspace.id, ...(query ? { query } : {}) });
@@ -165,10 +160,10 @@ describeEachDatabase('balance and transactions', (get_) => {
     ctx.clock.advance(1_000);
     await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000 });
     const data = await balance(ctx, t);
-    assert.deepEqual(Object.keys(data).sort(), ['allocations', 'nextCursor', 'reservedMillicents', 'spendableMillicents', 'totalMillicents', 'workspaceId']);
+    assert.deepEqual(Object.keys(data).sort(), ['allocations', 'livemode', 'nextCursor', 'reservedMillicents', 'spendableMillicents', 'totalMillicents', 'workspaceId']);
     assert.equal(data.allocations.length, 2);
     for (const a of data.allocations) {
-      assert.deepEqual(Object.keys(a).sort(), ['createdAt', 'expiresAt', 'id', 'provenance', 'remainingMillicents']);
+      assert.deepEqual(Object.keys(a).sort(), ['createdAt', 'expiresAt', 'id', 'livemode', 'provenance', 'remainingMillicents']);
       assert.match(a.id, UUID_RE);
       assert.ok(Number.isSafeInteger(a.remainingMillicents));
       assert.match(a.createdAt, ISO_RE);
@@ -180,6 +175,7 @@ describeEachDatabase('balance and transactions', (get_) => {
       expiresAt: new Date(expiresAt).toISOString(),
       provenance: 'promo',
       createdAt: new Date(ctx.clock.now() - 1_000).toISOString(),
+      livemode: true,
     });
     assert.equal(purchase.provenance, 'purchase');
     assert.equal(purchase.expiresAt, null);
@@ -272,7 +268,7 @@ describeEachDatabase('balance and transactions', (get_) => {
     );
     for (const item of data.items) {
       // The spec's fields, plus keyId and operationId (issue 36, attribution).
-      assert.deepEqual(Object.keys(item).sort(), ['amountMillicents', 'createdAt', 'executionOrigin', 'id', 'jobId', 'keyId', 'operationId', 'toolSlug', 'type']);
+      assert.deepEqual(Object.keys(item).sort(), ['amountMillicents', 'createdAt', 'executionOrigin', 'id', 'jobId', 'keyId', 'livemode', 'operationId', 'toolSlug', 'type']);
       assert.match(item.id, UUID_RE);
       assert.ok(item.amountMillicents > 0);
       assert.equal(item.toolSlug, null);
@@ -305,6 +301,7 @@ describeEachDatabase('balance and transactions', (get_) => {
       createdAt: new Date(ctx.clock.now()).toISOString(),
       keyId: t.key.id,
       operationId: null,
+      livemode: true,
     });
     assert.equal(data.items[1].type, 'purchase');
     assert.equal((await balance(ctx, t)).totalMillicents, 10_000 - 2_345);

@@ -18,11 +18,10 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertRollupMatchesLedger, ledgerRows, parseCsv } from '../support/costs-oracle.js';
 import { callTool, connectClient } from '../support/mcp-client.js';
+import { chatCosting, musicCosting } from '../support/sim-inputs.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-const CHAT = (cost: number) => ({ messages: [{ role: 'user', content: `hi [sim:cost=${cost}]` }], maxTokens: 100 });
-const MUSIC = (cost: number) => ({ prompt: `a tune [sim:cost=${cost}]`, durationSeconds: 10 });
 
 function costsUrl(params: Record<string, string | string[]>): string {
   const q = new URLSearchParams();
@@ -35,13 +34,13 @@ async function costs(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, 
 }
 
 async function runChat(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, cost: number) {
-  const res = await run(ctx, t, 'chat.generate', CHAT(cost));
+  const res = await run(ctx, t, 'chat.generate', chatCosting(cost));
   assert.equal(res.statusCode, 200, res.body);
   return res.json().data.jobId as string;
 }
 
 async function runMusic(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, cost: number) {
-  const res = await run(ctx, t, 'music.generate', MUSIC(cost));
+  const res = await run(ctx, t, 'music.generate', musicCosting(cost));
   assert.equal(res.statusCode, 202, res.body);
   await drain(ctx);
   return res.json().data.jobId as string;

@@ -20,14 +20,10 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { DECIDED_WEIGHTS, SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from '../support/spec-weights.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { assertStatus } from '../support/assertions.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();
-
-function assertStatus(res: LightMyRequestResponse, status: number, code?: string) {
-  assert.equal(res.statusCode, status, `status ${res.statusCode}: ${res.body}`);
-  if (code) assert.equal(res.json().code, code, res.body);
-}
 
 function getAs(ctx: TestContext, secret: string, workspaceId: string, url: string, query?: Record<string, string>, headers?: Record<string, string>) {
   return call(ctx, 'GET', url, { secret, workspaceId, ...(query ? { query } : {}), ...(headers ? { headers } : {}) });
@@ -399,6 +395,7 @@ describeEachDatabase('usage report', (get) => {
     assert.deepEqual(Object.keys(body).sort(), ['code', 'data', 'message', 'success']);
     assert.deepEqual(body.data, {
       workspaceId: t.workspace.id,
+      livemode: true,
       plan: 'pro',
       points: {
         minuteLimit: 3_600,

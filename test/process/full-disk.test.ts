@@ -32,7 +32,7 @@ import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../sup
 import { admissionProblems } from '../support/fault-load.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { png } from '../support/media.js';
-import { httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpResult, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { httpJson, type HttpResult, type HttpTenant, PROCESS_SECRET_KEY, readJob, seedTenantOverHttp, type ServerProcess, startServer } from '../support/processes.js';
 import { needsDist } from '../support/requirements.js';
 import { mountSmallDisk, needsSmallDisk, type SmallDisk } from '../support/small-disk.js';
 import { waitUntil } from '../support/wait.js';
@@ -121,12 +121,6 @@ for (const name of databases) {
       assert.deepEqual(dir.badPoolFiles, [], 'every pooled file is whole');
     }
 
-    async function readJob(t: HttpTenant, jobId: string) {
-      const r = await httpJson(server!.base, 'GET', `/v1/jobs/${jobId}`, { headers: t.headers });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      return r.body.data;
-    }
-
     async function runJob(t: HttpTenant, key: string, input: Record<string, unknown>, operationId = 'video.generate'): Promise<HttpResult> {
       return httpJson(server!.base, 'POST', '/v1/runs', { headers: { ...t.headers, 'idempotency-key': key }, body: { operationId, input } });
     }
@@ -149,7 +143,7 @@ for (const name of databases) {
       const warm = await runJob(t, warmKey, { prompt: 'before the disk fills [sim:steps=1]', durationSeconds: 1 });
       assert.equal(warm.status, 202, JSON.stringify(warm.body));
       acked.set(warmKey, warm.body.data.jobId);
-      assert.equal((await waitUntil(() => readJob(t, warm.body.data.jobId), (j) => TERMINAL.includes(j.status), 'the first job')).status, 'completed');
+      assert.equal((await waitUntil(() => readJob(server!.base, t, warm.body.data.jobId), (j) => TERMINAL.includes(j.status), 'the first job')).status, 'completed');
 
       // A job admitted now writes its file (a video of a length not made before, so new bytes) after the disk filled.
       const lateKey = randomUUID();
@@ -157,14 +151,14 @@ for (const name of databases) {
       assert.equal(late.status, 202, JSON.stringify(late.body));
       const lateId: string = late.body.data.jobId;
       acked.set(lateKey, lateId);
-      await waitUntil(() => readJob(t, lateId), (j) => j.status === 'processing', 'the job to start');
+      await waitUntil(() => readJob(server!.base, t, lateId), (j) => j.status === 'processing', 'the job to start');
       const rowsBefore = await mediaRows(t.workspaceId);
 
       const filled = disk.fill();
       assert.ok(filled > 0 && disk.available() === 0, `the disk is full (${filled} bytes of filler)`);
 
       // The job: its file cannot be written; it fails with STORAGE_FULL and its hold is released.
-      const failed = await waitUntil(() => readJob(t, lateId), (j) => TERMINAL.includes(j.status), 'the job on the full disk to end', 30_000);
+      const failed = await waitUntil(() => readJob(server!.base, t, lateId), (j) => TERMINAL.includes(j.status), 'the job on the full disk to end', 30_000);
       assert.equal(failed.status, 'failed', JSON.stringify(failed));
       assert.equal(failed.errorCode, 'STORAGE_FULL');
       assert.equal(failed.costMillicents, 0, 'nothing charged for a result that could not be stored');
@@ -213,7 +207,7 @@ for (const name of databases) {
       const again = await runJob(t, againKey, { prompt: 'after the disk was freed [sim:steps=1]', durationSeconds: 3 });
       assert.equal(again.status, 202, JSON.stringify(again.body));
       acked.set(againKey, again.body.data.jobId);
-      const done = await waitUntil(() => readJob(t, again.body.data.jobId), (j) => TERMINAL.includes(j.status), 'the job after the disk was freed', 60_000);
+      const done = await waitUntil(() => readJob(server!.base, t, again.body.data.jobId), (j) => TERMINAL.includes(j.status), 'the job after the disk was freed', 60_000);
       assert.equal(done.status, 'completed', JSON.stringify(done));
 
       // Every admitted job ends (a finish the full database could not record is recovered after its lease).

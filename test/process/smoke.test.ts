@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { acquireServerLock, LOCK_HELD_EXIT_CODE, lockHolderPid } from '../../src/process-lock.js';
@@ -20,6 +19,7 @@ import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { onLogLines } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
+import { freePort } from '../support/free-port.js';
 
 const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'smoke-admin-token-0123456789';
@@ -100,17 +100,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
 }
 
 function runCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
@@ -213,7 +202,7 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: nee
     assert.ok(secret, 'key created');
     const quick = runCli(['quickstart', '--email', 'cli@example.com'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
     assert.equal(quick.status, 0, quick.stderr);
-    const quickKey = /API key \(shown once, keep it\): (wask_\S+)/.exec(quick.stdout)?.[1];
+    const quickKey = /Live key \(shown once, keep it\): (wask_\S+)/.exec(quick.stdout)?.[1];
     const quickWs = /personal workspace ([0-9a-f-]{36})/.exec(quick.stdout)?.[1];
     assert.ok(quickKey && quickWs, quick.stdout);
     const quickRes = await fetch(`${base}/v1/usage`, { headers: { authorization: `Bearer ${quickKey}`, 'x-service-workspace': quickWs } });

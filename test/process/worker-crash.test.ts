@@ -24,7 +24,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import { sumOpenHolds } from '../../src/modules/billing/store.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { httpJson, type HttpTenant, PROCESS_SECRET_KEY, readJob, seedTenantOverHttp, type ServerProcess, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
 
@@ -58,12 +58,6 @@ for (const name of databases) {
       const p = await startServer({ ROLE: role, DATABASE_URL: database.url!, DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY, JOB_LEASE_MS: String(LEASE_MS) });
       processes.push(p);
       return p;
-    }
-
-    async function readJob(base: string, t: HttpTenant, jobId: string) {
-      const r = await httpJson(base, 'GET', `/v1/jobs/${jobId}`, { headers: t.headers });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      return r.body.data;
     }
 
     test('kill -9 after two checkpoints: the job resumes from its checkpoint, each step is charged once, the ledger holds', async () => {

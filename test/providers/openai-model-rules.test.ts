@@ -8,7 +8,7 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -20,11 +20,12 @@ import { imageRulesFor, planImages } from '../../src/providers/openai-models.js'
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { balance, drain, getJob, run } from '../support/jobs.js';
+import { balance, run, runQueuedToEnd } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { png, upload } from '../support/media.js';
+import { mediaCount, png, upload } from '../support/media.js';
 import { runAdapter } from '../support/provider-run.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
+import { writeProvidersFile } from '../support/providers-file.js';
 
 /** The API reference's sizes and `n` bounds, per image model. */
 const ACCEPTED: Record<string, { sizes: string[]; maxN: number }> = {
@@ -241,16 +242,11 @@ for (const dbName of testDatabaseNames()) {
     before(async () => {
       fake = await FakeOpenAi.start();
       dir = mkdtempSync(join(tmpdir(), 'was-openai-rules-'));
-      const write = (name: string, json: unknown) => {
-        const path = join(dir, name);
-        writeFileSync(path, JSON.stringify(json));
-        return path;
-      };
       const env = (file: string) => ({ env: { PROVIDERS_FILE: file, RULES_KEY: KEY } });
       [gpt, dalle3, listed] = await Promise.all([
-        createTestContext(dbName, env(write('gpt.json', fileFor(fake, { model: 'gpt-image-1' }, 'o3-mini')))),
-        createTestContext(dbName, env(write('dalle3.json', fileFor(fake, { model: 'dall-e-3' })))),
-        createTestContext(dbName, env(write('listed.json', fileFor(fake, { model: 'local-sdxl', sizes: ['512x512', '768x512', '512x768'], maxImagesPerRequest: 2 })))),
+        createTestContext(dbName, env(writeProvidersFile(dir, 'gpt.json', fileFor(fake, { model: 'gpt-image-1' }, 'o3-mini')))),
+        createTestContext(dbName, env(writeProvidersFile(dir, 'dalle3.json', fileFor(fake, { model: 'dall-e-3' })))),
+        createTestContext(dbName, env(writeProvidersFile(dir, 'listed.json', fileFor(fake, { model: 'local-sdxl', sizes: ['512x512', '768x512', '512x768'], maxImagesPerRequest: 2 })))),
       ]);
     });
 
@@ -262,22 +258,11 @@ for (const dbName of testDatabaseNames()) {
 
     beforeEach(() => fake.reset());
 
-    async function queued(ctx: TestContext, t: Tenant, input: Record<string, unknown>) {
-      const res = await run(ctx, t, 'image.generate', input);
-      assert.equal(res.statusCode, 202, res.body);
-      await drain(ctx);
-      return getJob(ctx, t, res.json().data.jobId);
-    }
-
     async function stored(ctx: TestContext, url: string): Promise<Buffer> {
       const u = new URL(url);
       const res = await ctx.app.inject({ method: 'GET', url: `${u.pathname}${u.search}` });
       assert.equal(res.statusCode, 200);
       return res.rawPayload;
-    }
-
-    async function mediaCount(ctx: TestContext, t: Tenant): Promise<number> {
-      return (await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).execute()).length;
     }
 
     function assertResult(output: unknown) {
@@ -287,7 +272,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('image sizes: gpt-image-1 asked for 3 of 512x768 gets one request n=3 at 1024x1536 without response_format, and the job delivers 3 images of exactly 512x768, charged per image', async () => {
       const t = await seedTenant(gpt.deps, { credits: CREDITS });
-      const job = await queued(gpt, t, { prompt: 'tall', width: 512, height: 768, count: 3 });
+      const job = await runQueuedToEnd(gpt, t, 'image.generate', { prompt: 'tall', width: 512, height: 768, count: 3 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.deepEqual(fake.refusals, []);
       const [req, ...more] = fake.seen('/v1/images/generations');
@@ -329,7 +314,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('image sizes: dall-e-3 asked for 3 of 1200x600 gets three requests of n=1 at 1792x1024, and the job delivers 3 images of exactly 1200x600', async () => {
       const t = await seedTenant(dalle3.deps, { credits: CREDITS });
-      const job = await queued(dalle3, t, { prompt: 'wide', width: 1200, height: 600, count: 3 });
+      const job = await runQueuedToEnd(dalle3, t, 'image.generate', { prompt: 'wide', width: 1200, height: 600, count: 3 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.deepEqual(fake.refusals, []);
       const requests = fake.seen('/v1/images/generations');
@@ -344,7 +329,7 @@ for (const dbName of testDatabaseNames()) {
     test('several requests: a refusal of the second request fails the job, charged the one image made before it; nothing is stored and no hold remains', async () => {
       const t = await seedTenant(dalle3.deps, { credits: CREDITS });
       fake.script('/v1/images/generations', {}, { status: 400, json: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', param: null, code: 'content_policy_violation' } } });
-      const job = await queued(dalle3, t, { prompt: 'two', width: 1024, height: 1024, count: 2 });
+      const job = await runQueuedToEnd(dalle3, t, 'image.generate', { prompt: 'two', width: 1024, height: 1024, count: 2 });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_REJECTED', IMAGE_PRICE.perImageMillicents]);
       assert.equal(await mediaCount(dalle3, t), 0, 'nothing stored');
       const b = await balance(dalle3, t);
@@ -370,7 +355,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('image sizes: an entry\'s own sizes and maxImagesPerRequest are honoured for a model the table does not know (3 of 600x400: n=2 then n=1 at 768x512)', async () => {
       const t = await seedTenant(listed.deps, { credits: CREDITS });
-      const job = await queued(listed, t, { prompt: 'listed', width: 600, height: 400, count: 3 });
+      const job = await runQueuedToEnd(listed, t, 'image.generate', { prompt: 'listed', width: 600, height: 400, count: 3 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.deepEqual(fake.seen('/v1/images/generations').map((r) => [r.json.n, r.json.size]), [[2, '768x512'], [1, '768x512']]);
       assert.deepEqual(job.output.imageSize, { requested: '600x400', generated: '768x512', resize: 'cover', requests: 2 });

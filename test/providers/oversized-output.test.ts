@@ -18,7 +18,7 @@ import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { balance, drain, getJob, run } from '../support/jobs.js';
+import { balance, run, runQueuedToEnd } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { png, upload } from '../support/media.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
@@ -72,13 +72,6 @@ for (const dbName of testDatabaseNames()) {
       replicate.reset();
     });
 
-    async function queued(t: Tenant, operationId: string, input: Record<string, unknown>) {
-      const res = await run(ctx, t, operationId, input);
-      assert.equal(res.statusCode, 202, res.body);
-      await drain(ctx);
-      return getJob(ctx, t, res.json().data.jobId);
-    }
-
     /** The job failed PROVIDER_ERROR at `cost`; nothing of it is stored; no hold remains; the ledger holds. */
     async function assertFailedCleanly(t: Tenant, job: { id: string; status: string; errorCode: string; costMillicents: number }, cost: number, before: number) {
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_ERROR', cost]);
@@ -117,7 +110,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const url = openai.streamFile('huge.png', { bytes: MAX_PROVIDER_FILE_BYTES + MiB, declareLength: true });
       openai.script('/v1/images/generations', { json: { created: 1, data: [{ url }] } });
-      const job = await queued(t, 'image.generate', { prompt: 'huge', width: 256, height: 256, count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'huge', width: 256, height: 256, count: 1 });
       await assertFailedCleanly(t, job, IMAGE_PRICE.perImageMillicents, CREDITS);
       assert.ok(openai.streamedBytes < 16 * MiB, `the body was not read (${openai.streamedBytes} bytes written)`);
     });
@@ -125,7 +118,7 @@ for (const dbName of testDatabaseNames()) {
     test('file over the file cap: speech audio streamed past 64 MiB fails PROVIDER_ERROR, charged its characters, nothing stored', async () => {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       openai.script('/v1/audio/speech', { stream: { bytes: 2 * OPENAI_MAX_BYTES.speech, contentType: 'audio/mpeg' } });
-      const job = await queued(t, 'speech.generate', { text: 'twelve chars' });
+      const job = await runQueuedToEnd(ctx, t, 'speech.generate', { text: 'twelve chars' });
       await assertFailedCleanly(t, job, Math.ceil((SPEECH_PRICE.perThousandCharactersMillicents * 12) / 1000), CREDITS);
       assert.ok(openai.streamedBytes < 2 * OPENAI_MAX_BYTES.speech, `reading stopped at the cap (${openai.streamedBytes} bytes written)`);
     });
@@ -134,7 +127,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const image = (await png(256, 256)).toString('base64');
       openai.script('/v1/images/generations', { json: { created: 1, data: [{ b64_json: image }, { b64_json: image }, { b64_json: image }] } });
-      const job = await queued(t, 'image.generate', { prompt: 'two', width: 256, height: 256, count: 2 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'two', width: 256, height: 256, count: 2 });
       await assertFailedCleanly(t, job, 2 * IMAGE_PRICE.perImageMillicents, CREDITS);
     });
 
@@ -142,7 +135,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const ref = await uploaded(t);
       replicate.next({ output: [replicate.putStream('huge.png', { bytes: MAX_PROVIDER_FILE_BYTES + MiB, declareLength: true })], predictTime: 2.5 });
-      const job = await queued(t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
       await assertFailedCleanly(t, job, 3 * REPLICATE_PRICE.perPredictSecondMillicents, CREDITS);
       assert.ok(replicate.streamedBytes < 16 * MiB, `the body was not read (${replicate.streamedBytes} bytes written)`);
     });
@@ -152,7 +145,7 @@ for (const dbName of testDatabaseNames()) {
       const ref = await uploaded(t);
       const total = MAX_PROVIDER_FILE_BYTES + 64 * MiB;
       replicate.next({ output: [replicate.putStream('endless.png', { bytes: total })], predictTime: 1 });
-      const job = await queued(t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
       await assertFailedCleanly(t, job, REPLICATE_PRICE.perPredictSecondMillicents, CREDITS);
       assert.ok(replicate.streamedBytes < total, `reading stopped at the cap (${replicate.streamedBytes} bytes written of ${total})`);
       assert.equal(replicate.calls('file').length, 1, 'an oversized file is not downloaded again');
@@ -162,7 +155,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const ref = await uploaded(t);
       replicate.next({ output: [replicate.putFile('fine.png', await png(8, 8)), 'x'.repeat(MAX_OUTPUT_TEXT_BYTES)], predictTime: 4 });
-      const job = await queued(t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'headshot.generate', { referenceMediaIds: [ref], count: 1 });
       await assertFailedCleanly(t, job, 4 * REPLICATE_PRICE.perPredictSecondMillicents, CREDITS);
       assert.equal(replicate.calls('file').length, 0, 'nothing downloaded');
     });
@@ -172,7 +165,7 @@ for (const dbName of testDatabaseNames()) {
       const ref = await uploaded(t);
       const files = await Promise.all([1, 2, 3].map(async (i) => replicate.putFile(`extra-${i}.png`, await png(8 + i, 8))));
       replicate.next({ output: files, predictTime: 1.5 });
-      const job = await queued(t, 'headshot.generate', { referenceMediaIds: [ref], count: 2 });
+      const job = await runQueuedToEnd(ctx, t, 'headshot.generate', { referenceMediaIds: [ref], count: 2 });
       await assertFailedCleanly(t, job, 2 * REPLICATE_PRICE.perPredictSecondMillicents, CREDITS);
       assert.equal(replicate.calls('file').length, 0, 'nothing downloaded');
     });

@@ -909,12 +909,12 @@ describe('the example providers files', () => {
     const registry = new ProviderRegistry(file, egress, pino({ level: 'silent' }), {});
     try {
       const id = '00000000-0000-4000-8000-000000000000';
-      assert.equal(registry.route('video.edit')!.price({ mediaId: id, edits: [{ type: 'mute' }] }).maximumMillicents, 100 * 300);
-      assert.equal(registry.route('video.edit')!.price({ mediaId: id, edits: [{ type: 'trim', startSeconds: 1, endSeconds: 11 }] }).maximumMillicents, 100 * 10);
-      assert.equal(registry.route('speech.generate')!.price({ text: 'x'.repeat(2500) }).maximumMillicents, Math.ceil((500 * 2500) / 1000));
-      assert.equal(registry.route('security.scan')!.price({ url: 'https://a.example/' }).maximumMillicents, 15000);
-      assert.equal(registry.route('sprite.generate')!.price({ prompt: 'p', frames: 12 }).maximumMillicents, 500 + 100 * 12);
-      assert.equal(registry.offers('image.generate'), false, 'simulated is off: unmapped operations are not offered');
+      assert.equal(registry.route('video.edit', 'live')!.price({ mediaId: id, edits: [{ type: 'mute' }] }).maximumMillicents, 100 * 300);
+      assert.equal(registry.route('video.edit', 'live')!.price({ mediaId: id, edits: [{ type: 'trim', startSeconds: 1, endSeconds: 11 }] }).maximumMillicents, 100 * 10);
+      assert.equal(registry.route('speech.generate', 'live')!.price({ text: 'x'.repeat(2500) }).maximumMillicents, Math.ceil((500 * 2500) / 1000));
+      assert.equal(registry.route('security.scan', 'live')!.price({ url: 'https://a.example/' }).maximumMillicents, 15000);
+      assert.equal(registry.route('sprite.generate', 'live')!.price({ prompt: 'p', frames: 12 }).maximumMillicents, 500 + 100 * 12);
+      assert.equal(registry.offers('image.generate', 'live'), false, 'simulated is off: unmapped operations are not offered');
     } finally {
       await registry.close();
       await egress.close();

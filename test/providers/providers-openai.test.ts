@@ -17,7 +17,7 @@ import { admin, call, createTestContext, disposeTestContext, type TestContext } 
 import { testDatabaseNames } from '../support/databases.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { balance, drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
+import { balance, drain, getJob, readCompleteOutput, run, runQueuedToEnd } from '../support/jobs.js';
 import { assertNothingPrivate, assertSnapshotShape, PRIVATE_KEYS } from '../support/snapshot.js';
 import { FakeOpenAi, sha256 } from '../support/fake-openai.js';
 import { png, upload } from '../support/media.js';
@@ -101,13 +101,6 @@ for (const dbName of testDatabaseNames()) {
     beforeEach(() => fake.reset());
 
     const tenant = () => seedTenant(ctx.deps, { credits: CREDITS });
-
-    async function queued(t: Tenant, operationId: string, input: Record<string, unknown>) {
-      const res = await run(ctx, t, operationId, input);
-      assert.equal(res.statusCode, 202, res.body);
-      await drain(ctx);
-      return getJob(ctx, t, res.json().data.jobId);
-    }
 
     async function jobRow(id: string) {
       return ctx.deps.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -213,7 +206,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('image.generate on dall-e-2 asks for the accepted size covering the request (1024x1024 for 512x768), n 3 in one request, and delivers each image at exactly 512x768, cropped from the generated one, charged per image', async () => {
       const t = await tenant();
-      const job = await queued(t, 'image.generate', { prompt: 'a red square', width: 512, height: 768, count: 3 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'a red square', width: 512, height: 768, count: 3 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.deepEqual(fake.refusals, [], 'nothing the real API refuses was sent');
       const requests = fake.seen('/v1/images/generations');
@@ -244,7 +237,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('image.generate at a size the model accepts (256x256 on dall-e-2) sends it as asked and stores each image with its exact bytes', async () => {
       const t = await tenant();
-      const job = await queued(t, 'image.generate', { prompt: 'a green square', width: 256, height: 256, count: 2 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'a green square', width: 256, height: 256, count: 2 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(fake.seen('/v1/images/generations')[0]!.json.size, '256x256');
       assert.deepEqual(job.output.imageSize, { requested: '256x256', generated: '256x256', resize: 'none', requests: 1 });
@@ -277,7 +270,7 @@ for (const dbName of testDatabaseNames()) {
     test('images answered by URL are downloaded from the provider origin with its key and stored', async () => {
       const t = await tenant();
       fake.imageMode = 'url';
-      const job = await queued(t, 'image.generate', { prompt: 'by url', width: 256, height: 256, count: 2 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'by url', width: 256, height: 256, count: 2 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       const downloads = fake.seen().filter((r) => r.method === 'GET');
       assert.equal(downloads.length, 2);
@@ -290,12 +283,12 @@ for (const dbName of testDatabaseNames()) {
       const t = await tenant();
       const one = makePng(8, 8, 42);
       fake.script('/v1/images/generations', { json: { created: 1, data: [{ b64_json: one.toString('base64') }] } });
-      const job = await queued(t, 'image.generate', { prompt: 'two please', width: 256, height: 256, count: 2 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'two please', width: 256, height: 256, count: 2 });
       assert.equal(job.status, 'completed');
       assert.equal(job.output.images.length, 1);
       assert.equal(job.costMillicents, IMAGE_PRICE.perImageMillicents);
       fake.script('/v1/images/generations', { json: { created: 1, data: [] } });
-      const none = await queued(t, 'image.generate', { prompt: 'none', width: 256, height: 256, count: 2 });
+      const none = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'none', width: 256, height: 256, count: 2 });
       assert.deepEqual([none.status, none.errorCode, none.costMillicents], ['failed', 'PROVIDER_ERROR', 0]);
       assert.equal((await balance(ctx, t)).totalMillicents, CREDITS - IMAGE_PRICE.perImageMillicents);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
@@ -307,7 +300,7 @@ for (const dbName of testDatabaseNames()) {
       const up = await upload(ctx, t, refBytes);
       assert.equal(up.statusCode, 200, up.body);
       const mediaId = up.json().data.id as string;
-      const job = await queued(t, 'image.generate', { prompt: 'like this', width: 256, height: 256, count: 1, referenceMediaIds: [mediaId] });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'like this', width: 256, height: 256, count: 1, referenceMediaIds: [mediaId] });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       const [req] = fake.seen('/v1/images/edits');
       assert.ok(req?.form, 'a multipart request');
@@ -325,7 +318,7 @@ for (const dbName of testDatabaseNames()) {
     test('speech.generate stores the audio, sends the file voice, and charges per thousand characters; a keyless provider gets no Authorization', async () => {
       const t = await tenant();
       const text = 'Bonjour, ça va? 🎉';
-      const job = await queued(t, 'speech.generate', { text, format: 'wav' });
+      const job = await runQueuedToEnd(ctx, t, 'speech.generate', { text, format: 'wav' });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       const [req] = fake.seen('/v1/audio/speech');
       assert.deepEqual(req!.json, { model: 'tts-test', input: text, voice: 'nova', response_format: 'wav' });
@@ -338,7 +331,7 @@ for (const dbName of testDatabaseNames()) {
       assert.equal(job.output.characters, characters);
       assert.equal(job.costMillicents, Math.ceil((SPEECH_PRICE.perThousandCharactersMillicents * characters) / 1000));
       // The input's voice wins over the file's; mp3 by default.
-      const mp3Job = await queued(t, 'speech.generate', { text: 'hi', voice: 'echo' });
+      const mp3Job = await runQueuedToEnd(ctx, t, 'speech.generate', { text: 'hi', voice: 'echo' });
       assert.equal(mp3Job.status, 'completed', JSON.stringify(mp3Job));
       assert.equal(fake.seen('/v1/audio/speech')[1]!.json.voice, 'echo');
       assert.equal(mp3Job.output.audio.mimeType, 'audio/mpeg');
@@ -398,7 +391,7 @@ for (const dbName of testDatabaseNames()) {
     test('a provider 401 with the operator key fails the job PROVIDER_AUTH and releases the hold', async () => {
       const t = await tenant();
       fake.script('/v1/images/generations', { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } });
-      const job = await queued(t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_AUTH', 0]);
       assert.equal(fake.seen('/v1/images/generations').length, 1, 'a refusal is not retried');
       const b = await balance(ctx, t);
@@ -409,7 +402,7 @@ for (const dbName of testDatabaseNames()) {
     test('a provider 400 or 422 (refused input) fails PROVIDER_REJECTED', async () => {
       const t = await tenant();
       fake.script('/v1/images/generations', { status: 400, json: { error: { message: 'Your request was rejected by the safety system.', type: 'invalid_request_error', code: 'content_policy_violation' } } });
-      const job = await queued(t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
       assert.deepEqual([job.status, job.errorCode], ['failed', 'PROVIDER_REJECTED']);
       fake.script('/v1/chat/completions', { status: 422, json: { detail: 'unprocessable' } });
       const chat = (await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: 'Hi' }] })).json().data;
@@ -420,7 +413,7 @@ for (const dbName of testDatabaseNames()) {
     test('429 with Retry-After: 0 then success completes the job, with one retry seen at the provider', async () => {
       const t = await tenant();
       fake.script('/v1/images/generations', { status: 429, headers: { 'retry-after': '0' }, json: { error: { message: 'Rate limit reached', type: 'requests' } } });
-      const job = await queued(t, 'image.generate', { prompt: 'again', width: 256, height: 256, count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'again', width: 256, height: 256, count: 1 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       const tries = fake.seen('/v1/images/generations');
       assert.equal(tries.length, 2);
@@ -433,7 +426,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await tenant();
       const limited = { status: 429, headers: { 'retry-after': '0' }, json: { error: { message: 'Rate limit reached' } } };
       fake.script('/v1/images/generations', limited, limited, limited);
-      const job = await queued(t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_RATE_LIMITED', 0]);
       assert.equal(fake.seen('/v1/images/generations').length, 3);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
@@ -454,7 +447,7 @@ for (const dbName of testDatabaseNames()) {
       // The answer would come after a minute: a job that waited for it would complete, not fail
       // PROVIDER_TIMEOUT (the outcome shows the deadline cut it, not a stopwatch).
       fake.script('/v1/audio/speech', { delayMs: 60_000 });
-      const job = await queued(t, 'speech.generate', { text: 'slow' });
+      const job = await runQueuedToEnd(ctx, t, 'speech.generate', { text: 'slow' });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_TIMEOUT', 0]);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
@@ -463,12 +456,12 @@ for (const dbName of testDatabaseNames()) {
       const t = await tenant();
       // An image where audio was asked for.
       fake.script('/v1/audio/speech', { bytes: makePng(8, 8, 1), contentType: 'audio/mpeg' });
-      const speech = await queued(t, 'speech.generate', { text: 'twelve chars' });
+      const speech = await runQueuedToEnd(ctx, t, 'speech.generate', { text: 'twelve chars' });
       assert.deepEqual([speech.status, speech.errorCode], ['failed', 'PROVIDER_ERROR']);
       assert.equal(speech.costMillicents, Math.ceil((SPEECH_PRICE.perThousandCharactersMillicents * 12) / 1000));
       // Text bytes where an image was asked for.
       fake.script('/v1/images/generations', { json: { created: 1, data: [{ b64_json: Buffer.from('not an image at all').toString('base64') }] } });
-      const image = await queued(t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
+      const image = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'x', width: 256, height: 256, count: 1 });
       assert.deepEqual([image.status, image.errorCode, image.costMillicents], ['failed', 'PROVIDER_ERROR', IMAGE_PRICE.perImageMillicents]);
       assert.equal((await balance(ctx, t)).totalMillicents, CREDITS - speech.costMillicents - image.costMillicents);
       const media = await ctx.deps.db.selectFrom('media').selectAll().where('workspace_id', '=', t.workspace.id).execute();

@@ -30,7 +30,7 @@ import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { mp3, mp4, png, sha256, upload, wav } from '../support/media.js';
-import { httpJson, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from '../support/processes.js';
+import { httpJson, type HttpTenant, PROCESS_SECRET_KEY, readJob, seedTenantOverHttp, type ServerProcess, startServer } from '../support/processes.js';
 import { waitUntil } from '../support/wait.js';
 import { needsDist } from '../support/requirements.js';
 
@@ -494,12 +494,6 @@ for (const name of testDatabaseNames().filter((n) => n !== 'pglite')) {
       });
       processes.push(p);
       return p;
-    }
-
-    async function readJob(base: string, t: HttpTenant, jobId: string) {
-      const r = await httpJson(base, 'GET', `/v1/jobs/${jobId}`, { headers: t.headers });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      return r.body.data;
     }
 
     test('no double spend: a worker killed mid-prediction is recovered onto the same prediction, created exactly once and charged once', async () => {

@@ -7,16 +7,17 @@
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeReplicate } from '../support/fake-replicate.js';
 import { createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { balance, drain, getJob, run } from '../support/jobs.js';
+import { balance, run, runQueuedToEnd } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { png, sha256 } from '../support/media.js';
+import { mediaCount, png, sha256 } from '../support/media.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
+import { writeProvidersFile } from '../support/providers-file.js';
 
 const TOKEN = 'r8_strict_token_0123456789abcdef';
 const VERSION = 'a'.repeat(64);
@@ -94,14 +95,9 @@ for (const dbName of testDatabaseNames()) {
     before(async () => {
       fake = await FakeReplicate.start();
       dir = mkdtempSync(join(tmpdir(), 'was-replicate-strict-'));
-      const write = (name: string, json: unknown) => {
-        const path = join(dir, name);
-        writeFileSync(path, JSON.stringify(json));
-        return path;
-      };
       [ctx, versioned] = await Promise.all([
-        createTestContext(dbName, { env: { PROVIDERS_FILE: write('p.json', providersFile(fake)), STRICT_TOKEN: TOKEN } }),
-        createTestContext(dbName, { env: { PROVIDERS_FILE: write('v.json', providersFile(fake, `owner/img:${VERSION}`)), STRICT_TOKEN: TOKEN } }),
+        createTestContext(dbName, { env: { PROVIDERS_FILE: writeProvidersFile(dir, 'p.json', providersFile(fake)), STRICT_TOKEN: TOKEN } }),
+        createTestContext(dbName, { env: { PROVIDERS_FILE: writeProvidersFile(dir, 'v.json', providersFile(fake, `owner/img:${VERSION}`)), STRICT_TOKEN: TOKEN } }),
       ]);
     });
 
@@ -113,17 +109,6 @@ for (const dbName of testDatabaseNames()) {
 
     beforeEach(() => fake.reset());
 
-    async function queued(c: TestContext, t: Tenant, input: Record<string, unknown>) {
-      const res = await run(c, t, 'image.generate', input);
-      assert.equal(res.statusCode, 202, res.body);
-      await drain(c);
-      return getJob(c, t, res.json().data.jobId);
-    }
-
-    async function mediaCount(c: TestContext, t: Tenant): Promise<number> {
-      return (await c.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).execute()).length;
-    }
-
     async function usage(c: TestContext, jobId: string) {
       return (await c.deps.db.selectFrom('credit_transactions').select(['type', 'amount_mc']).where('job_id', '=', jobId).execute()).map((r) => [r.type, Number(r.amount_mc)]);
     }
@@ -131,7 +116,7 @@ for (const dbName of testDatabaseNames()) {
     test('aborted: a prediction aborted before it started fails the job PROVIDER_ERROR, charges nothing (not even the per-run price), releases the hold and stores nothing', async () => {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       fake.next({ status: 'aborted', polls: 1 });
-      const job = await queued(ctx, t, { prompt: 'never ran', count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'never ran', count: 1 });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_ERROR', 0]);
       assert.equal(fake.cancels.length, 0, 'an ended prediction is not cancelled');
       assert.equal(await mediaCount(ctx, t), 0);
@@ -144,7 +129,7 @@ for (const dbName of testDatabaseNames()) {
     test('aborted: an aborted prediction that reports prediction time after all is charged that time (and the per-run price), within the hold', async () => {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       fake.next({ status: 'aborted', polls: 1, predictTime: 2.2 });
-      const job = await queued(ctx, t, { prompt: 'ran a little', count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'ran a little', count: 1 });
       const cost = IMAGE_PRICE.perRunMillicents + 3 * IMAGE_PRICE.perPredictSecondMillicents;
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_ERROR', cost]);
       const b = await balance(ctx, t);
@@ -156,7 +141,7 @@ for (const dbName of testDatabaseNames()) {
     test('metrics.total_time: the job is charged predict_time, never total_time (queue time is not billed)', async () => {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       fake.next({ output: [fake.putFile('timed.png', await png(20, 20))], predictTime: 1.2, totalTime: 30 });
-      const job = await queued(ctx, t, { prompt: 'timed', count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'timed', count: 1 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(job.costMillicents, IMAGE_PRICE.perRunMillicents + IMAGE_PRICE.perImageMillicents + 2 * IMAGE_PRICE.perPredictSecondMillicents);
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
@@ -166,7 +151,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: CREDITS });
       const bytes = await png(18, 12);
       fake.next({ output: fake.putFile('bare.png', bytes), predictTime: 0.5 });
-      const job = await queued(ctx, t, { prompt: 'bare', count: 1 });
+      const job = await runQueuedToEnd(ctx, t, 'image.generate', { prompt: 'bare', count: 1 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(job.output.images.length, 1);
       assert.equal(job.output.images[0].sha256, sha256(bytes));
@@ -176,7 +161,7 @@ for (const dbName of testDatabaseNames()) {
     test('problem details: a 422 refusal of the create fails the job PROVIDER_REJECTED, charging nothing', async () => {
       const t = await seedTenant(versioned.deps, { credits: CREDITS });
       fake.answer('create', { status: 422, json: { title: 'Invalid version or not permitted', detail: 'The specified version does not exist (or perhaps you don\'t have permission to use it?)', status: 422 } });
-      const job = await queued(versioned, t, { prompt: 'refused', count: 1 });
+      const job = await runQueuedToEnd(versioned, t, 'image.generate', { prompt: 'refused', count: 1 });
       assert.deepEqual([job.status, job.errorCode, job.costMillicents], ['failed', 'PROVIDER_REJECTED', 0]);
       assert.equal(fake.creations, 0);
       const b = await balance(versioned, t);
@@ -187,7 +172,7 @@ for (const dbName of testDatabaseNames()) {
     test('problem details: a versioned model the fake accepts (64 hex digits) is created through POST /predictions and completes', async () => {
       const t = await seedTenant(versioned.deps, { credits: CREDITS });
       fake.next({ output: [fake.putFile('v.png', await png(10, 10))], predictTime: 1 });
-      const job = await queued(versioned, t, { prompt: 'versioned', count: 1 });
+      const job = await runQueuedToEnd(versioned, t, 'image.generate', { prompt: 'versioned', count: 1 });
       assert.equal(job.status, 'completed', JSON.stringify(job));
       assert.equal(fake.calls('create')[0]!.json.version, VERSION);
       await assertLedgerInvariants(versioned.deps, t.workspace.id);

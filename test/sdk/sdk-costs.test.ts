@@ -9,7 +9,7 @@ import { call, type TestContext } from '../support/harness.js';
 import { describeSdkDatabases, runCli } from '../support/sdk.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
-import { baseUrl } from '../support/sse.js';
+import { baseUrl } from '../support/base-url.js';
 import { parseCsv } from '../support/costs-oracle.js';
 import { createClient } from '../../packages/sdk/src/node.js';
 

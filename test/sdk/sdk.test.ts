@@ -17,7 +17,7 @@ import { admin, type TestContext } from '../support/harness.js';
 import { describeSdkDatabases } from '../support/sdk.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain } from '../support/jobs.js';
-import { baseUrl } from '../support/sse.js';
+import { baseUrl } from '../support/base-url.js';
 import { png } from '../support/media.js';
 import { createClient as createCoreClient, ConnectionError, IntegrityError, ServiceError, type Job } from '../../packages/sdk/src/index.js';
 import { createClient } from '../../packages/sdk/src/node.js';

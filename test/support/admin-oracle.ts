@@ -168,7 +168,7 @@ export async function verifyAccepted(f: Fuzz, plan: AdminPlan, m: Made, data: an
       const t = d.credit_transactions.added[0]!;
       const expiresAt = b.expiresAt == null ? null : new Date(Date.parse(b.expiresAt)).toISOString();
       assert.deepEqual(data, {
-        allocation: { id: a.id, workspaceId: ws, amountMillicents: b.amountMillicents, remainingMillicents: b.amountMillicents, expiresAt, provenance: b.provenance ?? 'purchase', createdAt: nowIso },
+        allocation: { id: a.id, workspaceId: ws, livemode: true, amountMillicents: b.amountMillicents, remainingMillicents: b.amountMillicents, expiresAt, provenance: b.provenance ?? 'purchase', createdAt: nowIso },
       });
       assert.deepEqual([a.workspace_id, Number(a.amount_mc), Number(a.remaining_mc), iso(a.expires_at_ms), a.provenance], [ws, b.amountMillicents, b.amountMillicents, expiresAt, b.provenance ?? 'purchase']);
       assert.deepEqual([t.workspace_id, t.type, Number(t.amount_mc), t.allocation_id], [ws, 'purchase', b.amountMillicents, a.id], 'one purchase transaction of that amount');
@@ -275,6 +275,7 @@ async function verifyKeyCreated(f: Fuzz, b: any, data: any, d: Diff): Promise<vo
     },
   );
   assert.deepEqual(key.budgets, { dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null, ...(b.budgets ?? {}) });
+  assert.equal(key.mode, 'live', 'a key without a mode is live');
   f.secrets.add(secret);
 
   // The secret on the public API, from an address inside its ranges (127.0.0.1 without ranges).

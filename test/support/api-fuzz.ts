@@ -104,3 +104,12 @@ export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
   fc.dictionary(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 2 }),
   fc.double({ noNaN: true }),
 );
+
+/** `s` with one letter's case flipped (the `at`-th letter, cyclically), or with an x added when it has none. */
+export function swapOneCase(s: string, at: number): string {
+  const letters = [...s].map((c, i) => [c, i] as const).filter(([c]) => c.toLowerCase() !== c.toUpperCase());
+  if (letters.length === 0) return `${s}x`;
+  const [c, i] = letters[at % letters.length]!;
+  const flipped = c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase();
+  return s.slice(0, i) + flipped + s.slice(i + 1);
+}

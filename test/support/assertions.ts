@@ -60,3 +60,9 @@ export function assertOk(res: LightMyRequestResponse): any {
   assert.equal(body.success, true);
   return body;
 }
+
+/** Asserts the status, and the envelope's `code` when one is named (the body in the message). */
+export function assertStatus(res: LightMyRequestResponse, status: number, code?: string): void {
+  assert.equal(res.statusCode, status, `status ${res.statusCode}: ${res.body}`);
+  if (code) assert.equal(res.json().code, code, res.body);
+}

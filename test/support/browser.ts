@@ -8,7 +8,6 @@
  * which installs it) a missing Chromium fails the test instead.
  */
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { delimiter, join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -80,18 +79,6 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
   if (!executablePath) throw new Error('Chromium is not installed');
   const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_FLAGS });
   return { browser, close: () => browser.close() };
-}
-
-/** A free TCP port on 127.0.0.1 (the console's origin must be known before the app is built). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Writes a full-page screenshot to test-artifacts/console/NAME.png and returns its path. */

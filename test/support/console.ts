@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import * as accounts from '../../src/modules/accounts/service.js';
 import { admin, type TestContext } from './harness.js';
+import { uniqueEmail } from './seed.js';
 
 export interface ConsoleLogin {
   /** `name=value` for a Cookie header. */
@@ -74,3 +76,28 @@ export async function consoleCall(ctx: TestContext, login: ConsoleLogin | undefi
 
 /** The body of a key every console test can create: REST only, two scopes, one operation. */
 export const SMALL_KEY_BODY = { scopes: ['workspaces:read', 'jobs:read'], operations: ['link.preview'], transports: ['rest'] };
+
+type User = Awaited<ReturnType<typeof accounts.createUser>>;
+
+/**
+ * The organization "Acme", owned by a new user "Owner", with a new "Admin" (unless `admin: false`)
+ * and a new "Member", and its workspace "Acme prod" (plan pro).
+ */
+export async function seedOrganization(ctx: TestContext, { admin: withAdmin = true } = {}) {
+  const user = (name: string) => accounts.createUser(ctx.deps, { email: uniqueEmail(), name });
+  const owner = await user('Owner');
+  const adminUser: User | undefined = withAdmin ? await user('Admin') : undefined;
+  const member = await user('Member');
+  const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.id });
+  if (adminUser) await accounts.setMember(ctx.deps, org.id, { userId: adminUser.id, role: 'admin' });
+  await accounts.setMember(ctx.deps, org.id, { userId: member.id, role: 'member' });
+  const workspace = await accounts.createWorkspace(ctx.deps, { name: 'Acme prod', plan: 'pro', organizationId: org.id });
+  return { org, workspace, owner, adminUser, member };
+}
+
+/** seedOrganization with an admin, and its owner, admin and member each signed in. */
+export async function seedSignedInOrganization(ctx: TestContext) {
+  const o = await seedOrganization(ctx);
+  const adminUser = o.adminUser!;
+  return { org: o.org, workspace: o.workspace, adminUser, owner: await signInAs(ctx, o.owner.id), admin: await signInAs(ctx, adminUser.id), member: await signInAs(ctx, o.member.id) };
+}

@@ -7,6 +7,8 @@
  * an answer held until the test lets it go, or a body streamed until the client stops reading).
  * Nothing of the `openai` package is mocked: the adapter talks HTTP to this server.
  *
+ * Chat completions with `stream: true` answer as OpenAI's stream does (fake-openai-stream.ts).
+ *
  * Strict where OpenAI is (issue 39): requests the real API refuses are refused here with its error
  * shape, HTTP 400 `{error: {message, type: "invalid_request_error", param, code}}` ("Error codes",
  * https://platform.openai.com/docs/guides/error-codes). Each rule names the page of the public API
@@ -19,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { makePng, makeWav } from '../../src/providers/sim-files.js';
 import { mp3 } from './media.js';
 import { writeStreamedBody, type StreamedBody } from './streamed-body.js';
+import { streamParamsRefusal, writeChatStream, type ChatAnswer, type ChatStreamOptions, type ChatStreamRecord } from './fake-openai-stream.js';
 
 /**
  * Image model families of the OpenAI API reference, "Create image"
@@ -111,6 +114,9 @@ export interface ChatUsage {
 
 export class FakeOpenAi {
   readonly requests: RecordedRequest[] = [];
+  /** How streamed chat answers are sent (fake-openai-stream.ts), and how far each got, in order. */
+  chatStream: ChatStreamOptions = { pieces: undefined, hold: undefined, delayMs: 0 };
+  readonly chatStreams: ChatStreamRecord[] = [];
   /** Usage of the default chat answer; null leaves it out. */
   chatUsage: ChatUsage | null = { prompt_tokens: 17, completion_tokens: 9 };
   /** The default chat reply's text. */
@@ -191,6 +197,8 @@ export class FakeOpenAi {
     this.lastSpeech = undefined;
     this.streamedBytes = 0;
     this.refusals.length = 0;
+    this.chatStream = { pieces: undefined, hold: undefined, delayMs: 0 };
+    this.chatStreams.length = 0;
   }
 
   async close(): Promise<void> {
@@ -243,8 +251,11 @@ export class FakeOpenAi {
     if (req.method !== 'POST') return send(res, 405, { 'content-type': 'application/json' }, JSON.stringify({ error: { message: 'method not allowed' } }));
     try {
       switch (path) {
-        case '/v1/chat/completions':
-          return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.chatAnswer(recorded.json)));
+        case '/v1/chat/completions': {
+          const answer = this.chatAnswer(recorded.json);
+          if (recorded.json?.stream === true) return await writeChatStream(res, recorded.json, answer, this.chatStreams, this.chatStream);
+          return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(answer));
+        }
         case '/v1/images/generations':
           return send(res, 200, { 'content-type': 'application/json' }, JSON.stringify(this.imageAnswer(recorded.json ?? {}, 'generations')));
         case '/v1/images/edits':
@@ -271,8 +282,10 @@ export class FakeOpenAi {
     this.streamedBytes = await writeStreamedBody(res, { contentType: 'application/json', ...o });
   }
 
-  private chatAnswer(body: any): unknown {
+  private chatAnswer(body: any): ChatAnswer {
     const model = String(body?.model ?? '');
+    const streamRefusal = streamParamsRefusal(body);
+    if (streamRefusal) throw new OpenAiRefusal(streamRefusal.message, streamRefusal.param, streamRefusal.code);
     if (REASONING_CHAT.test(model)) {
       // "Create chat completion": max_tokens is not compatible with reasoning models.
       if (body.max_tokens !== undefined) {

@@ -4,6 +4,7 @@
  * test looks, or let a real timer fire first). The route's adapter is wrapped in place and put back
  * by `restore()`.
  */
+import type { Mode } from '../../src/lib/livemode.js';
 import type { Deps } from '../../src/deps.js';
 import type { ProviderRun } from '../../src/providers/types.js';
 
@@ -22,8 +23,8 @@ export type GatePoint =
   /** Right after the checkpoint of step `step` is recorded. */
   | { after: 'checkpoint'; step: number };
 
-export function gateAdapter(deps: Deps, operationId: string, point: GatePoint): AdapterGate {
-  const route = deps.providers.route(operationId);
+export function gateAdapter(deps: Deps, operationId: string, point: GatePoint, mode: Mode = 'live'): AdapterGate {
+  const route = deps.providers.route(operationId, mode);
   if (!route) throw new Error(`${operationId} is not offered`);
   const original = route.adapter;
   let open!: () => void;

@@ -26,9 +26,9 @@ import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
 import { WorkerShutdown } from '../../src/providers/types.js';
 import type { TestContext } from './harness.js';
-import { admission, canonical, claim, finish, hold, IDEMPOTENCY_TTL, keysOf, mExpire, newJob, nextClaim, note, pendingCount, recover, scopeKey, storedKey, type Built, type Caller, type MJob, type Model, type Refusal, type Spec } from './jobs-model.js';
+import { admission, claim, finish, hold, keysOf, mExpire, nextClaim, note, pendingCount, recover, storedKey, type Built, type Caller, type MJob, type Model, type Refusal, type Spec } from './jobs-model.js';
 import { api, checkAll, expectRefusal, type Real } from './jobs-model-checks.js';
-import type { Cmd, JobPick } from './jobs-model-commands.js';
+import { applyAdmittedRun, type Cmd, type JobPick } from './jobs-model-commands.js';
 import type { FakeOpenAi } from './fake-openai.js';
 import type { FakeReplicate } from './fake-replicate.js';
 import { mp3 } from './media.js';
@@ -338,26 +338,14 @@ export class RemoteRunCmd implements Cmd {
       if (b.sync) assert.equal(f.openai.requests.length, 0, `${what}: a refused run calls no provider`);
       return checkProvider(m, r);
     }
-    assert.equal(res.statusCode, b.sync ? 200 : 202, `${what}: ${res.body}`);
     m.sent.push({ name, keyIdx, ws, endpoint: 'run', spec });
-    const data = res.json().data;
-    const job = newJob(m, data.jobId, ws, keyIdx, spec, b);
-    remoteOf(m).set(job.id, rj);
-    hold(m, job, keyIdx, b.fullMax);
-    if (b.sync) {
+    const job = applyAdmittedRun(m, res, { keyIdx, ws, name, spec, b, what }, (job) => {
       const o = chatOutcome((this.spec as { scenarios: [ChatScenario] }).scenarios[0], b);
       job.attemptCost = o.consumed;
       finish(m, job, o.status, o.errorCode);
       note(`chat ${o.status}${o.errorCode ? ` ${o.errorCode}` : ''}${o.consumed > b.fullMax ? ' (capped)' : ''}`);
-      assert.deepEqual(
-        { kind: data.kind, status: data.status, errorCode: data.errorCode, costMillicents: data.costMillicents },
-        { kind: 'result', status: job.status, errorCode: job.errorCode, costMillicents: job.cost },
-        `${what}: synchronous result`,
-      );
-    } else {
-      assert.deepEqual(data, { kind: 'job', jobId: job.id, status: 'pending', maximumCostMillicents: b.fullMax }, `${what}: queued`);
-    }
-    m.idem.set(scopeKey(keyIdx, ws, name), { hash: canonical({ endpoint: 'run', body: { operationId: b.operationId, input: b.input } }), expiresAt: m.now + IDEMPOTENCY_TTL, statusCode: res.statusCode, body: res.json() });
+    });
+    remoteOf(m).set(job.id, rj);
     await checkProvider(m, r);
   }
 }

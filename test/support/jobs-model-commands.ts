@@ -161,23 +161,47 @@ export class RunCmd implements Cmd {
       expectRefusal(res, refusal, what);
       return checkAll(m, r);
     }
-    assert.equal(res.statusCode, b.sync ? 200 : 202, `${what}: ${res.body}`);
-    const data = res.json().data;
-    const job = newJob(m, data.jobId, ws, keyIdx, spec, b);
-    hold(m, job, keyIdx, b.fullMax);
-    if (b.sync) {
-      attempt(m, job);
-      assert.deepEqual(
-        { kind: data.kind, status: data.status, errorCode: data.errorCode, costMillicents: data.costMillicents },
-        { kind: 'result', status: job.status, errorCode: job.errorCode, costMillicents: job.cost },
-        `${what}: synchronous result`,
-      );
-    } else {
-      assert.deepEqual(data, { kind: 'job', jobId: job.id, status: 'pending', maximumCostMillicents: b.fullMax }, `${what}: queued`);
-    }
-    m.idem.set(scopeKey(keyIdx, ws, name), { hash, expiresAt: m.now + IDEMPOTENCY_TTL, statusCode: res.statusCode, body: res.json() });
+    applyAdmittedRun(m, res, { keyIdx, ws, name, spec, b, what }, (job) => attempt(m, job));
     await checkAll(m, r);
   }
+}
+
+/** A POST /v1/runs the model admits, as both run commands (this file's and the adapters') send it. */
+export interface AdmittedRun {
+  keyIdx: number;
+  ws: number;
+  /** Its Idempotency-Key. */
+  name: string;
+  spec: Spec;
+  b: Built;
+  /** Names the run in assertion messages. */
+  what: string;
+}
+
+/**
+ * The answer of an admitted run against the model: 200 (synchronous) or 202, the new job and its
+ * hold, the synchronous result once `settle` ran the attempt in the model (or the queued job's
+ * body), and the stored Idempotency-Key with that answer. Returns the model's job.
+ */
+export function applyAdmittedRun(m: Model, res: LightMyRequestResponse, run: AdmittedRun, settle: (job: MJob) => void): MJob {
+  const { keyIdx, ws, name, spec, b, what } = run;
+  assert.equal(res.statusCode, b.sync ? 200 : 202, `${what}: ${res.body}`);
+  const data = res.json().data;
+  const job = newJob(m, data.jobId, ws, keyIdx, spec, b);
+  hold(m, job, keyIdx, b.fullMax);
+  if (b.sync) {
+    settle(job);
+    assert.deepEqual(
+      { kind: data.kind, status: data.status, errorCode: data.errorCode, costMillicents: data.costMillicents },
+      { kind: 'result', status: job.status, errorCode: job.errorCode, costMillicents: job.cost },
+      `${what}: synchronous result`,
+    );
+  } else {
+    assert.deepEqual(data, { kind: 'job', jobId: job.id, status: 'pending', maximumCostMillicents: b.fullMax }, `${what}: queued`);
+  }
+  const hash = canonical({ endpoint: 'run', body: { operationId: b.operationId, input: b.input } });
+  m.idem.set(scopeKey(keyIdx, ws, name), { hash, expiresAt: m.now + IDEMPOTENCY_TTL, statusCode: res.statusCode, body: res.json() });
+  return job;
 }
 
 export type JobFilter = 'any' | 'failed' | 'active';

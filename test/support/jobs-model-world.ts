@@ -11,14 +11,53 @@ import fc from 'fast-check';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import type { TestContext } from './harness.js';
-import { KEY_WORKSPACES, type Ceilings, type Model } from './jobs-model.js';
-import { adminOk, api, pageAll, type Real } from './jobs-model-checks.js';
-import { grant, type Expiry } from './jobs-model-commands.js';
+import { CALLERS, KEY_WORKSPACES, type Ceilings, type Model } from './jobs-model.js';
+import { adminOk, api, checkAll, checkEventsExactly, pageAll, type Real } from './jobs-model-checks.js';
+import { BudgetCmd, grant, GrantCmd, type Cmd, type Expiry, type JobFilter, type JobPick } from './jobs-model-commands.js';
 
 export const amountArb = fc.constantFrom(200, 1_000, 5_000, 20_000, 50_000, 120_000);
 export const expiryArb = fc.constantFrom<Expiry>('never', 'never', 'min10', 'hour', 'midnight', 'day', 'days3');
 export const ceilingArb = fc.constantFrom<number | null>(null, null, 3_000, 15_000, 60_000, 150_000);
 export const ceilingsArb: fc.Arbitrary<Ceilings> = fc.record({ dailyMillicents: ceilingArb, weeklyMillicents: ceilingArb, monthlyMillicents: ceilingArb });
+
+/** The key and workspace header a command acts with. */
+export const callerArb = fc.constantFrom(...CALLERS);
+/** Mostly the jobs a command is about (failed ones for retries, active ones for cancels), sometimes any. */
+export const pickArb = (filter: JobFilter): fc.Arbitrary<JobPick> => fc.record({ filter: fc.constantFrom<JobFilter>(filter, filter, filter, 'any'), n: fc.nat(40) });
+/** An operator's grant to either workspace. */
+export const grantCmdArb: fc.Arbitrary<Cmd> = fc.tuple(fc.nat(1), amountArb, expiryArb).map(([w, a, e]) => new GrantCmd(w, a, e));
+/** New budgets of either workspace (each ceiling set, cleared or left out). */
+export const budgetCmdArb: fc.Arbitrary<Cmd> = fc.tuple(fc.nat(1), fc.record({ dailyMillicents: ceilingArb, weeklyMillicents: ceilingArb, monthlyMillicents: ceilingArb }, { requiredKeys: [] })).map(([w, b]) => new BudgetCmd(w, b));
+
+/** fc.assert's parameters that replay a reported failure: JOBS_MODEL_SEED, with JOBS_MODEL_PATH. */
+export function replayParameters(): { seed?: number; path?: string } {
+  const seed = process.env.JOBS_MODEL_SEED ? Number(process.env.JOBS_MODEL_SEED) : undefined;
+  const path = process.env.JOBS_MODEL_PATH;
+  return seed !== undefined ? { seed, ...(path ? { path } : {}) } : {};
+}
+
+/**
+ * One generated sequence: the world set up and checked, the commands run against the model and
+ * the service, the event feed checked exactly, and the world cleaned up whatever happened
+ * (`beforeCleanup` first: it ends what the sequence left running at a fake).
+ */
+export async function runSequence(ctx: TestContext, world: World, cmds: Iterable<Cmd>, beforeCleanup?: () => void): Promise<void> {
+  let real: Real | undefined;
+  try {
+    let model: Model | undefined;
+    await fc.asyncModelRun(async () => {
+      const s = await setup(ctx, world);
+      real = s.real;
+      model = s.model;
+      await checkAll(s.model, s.real);
+      return s;
+    }, cmds);
+    await checkEventsExactly(model!, real!);
+  } finally {
+    beforeCleanup?.();
+    if (real) await cleanup(real);
+  }
+}
 
 
 export interface World {

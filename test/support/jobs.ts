@@ -36,6 +36,14 @@ export async function failedJob(ctx: TestContext, t: Pick<Tenant, 'secret' | 'wo
   return jobId;
 }
 
+/** Runs a queued operation (202 asserted), drains, and returns the job as GET /v1/jobs/{id} shows it. */
+export async function runQueuedToEnd(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, operationId: string, input: Record<string, unknown>) {
+  const res = await run(ctx, t, operationId, input);
+  assert.equal(res.statusCode, 202, res.body);
+  await drain(ctx);
+  return getJob(ctx, t, res.json().data.jobId);
+}
+
 export async function getJob(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, jobId: string) {
   const res = await call(ctx, 'GET', `/v1/jobs/${jobId}`, { secret: t.secret, workspaceId: t.workspace.id });
   if (res.statusCode !== 200) throw new Error(`GET job ${res.statusCode}: ${res.body}`);

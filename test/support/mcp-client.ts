@@ -1,13 +1,8 @@
 /** The official SDK client against the in-process app listening on loopback, for the MCP tests. */
-import type { AddressInfo } from 'node:net';
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { TestContext } from './harness.js';
-
-export async function baseUrl(ctx: TestContext): Promise<string> {
-  if (!ctx.app.server.listening) await ctx.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
-}
+import { baseUrl } from './base-url.js';
 
 /** A connected client that has listed the tools (so the SDK checks results against each tool's outputSchema). */
 export async function connectClient(ctx: TestContext, secret: string, options: ClientOptions = {}): Promise<Client> {

@@ -207,6 +207,7 @@ export async function checkOutcome(ctx: TestContext, t: Tenant, before: Snapshot
       id: undefined,
       name: undefined,
       workspaceId: t.workspace.id,
+      livemode: true,
       mimeType: format.mimeType,
       sizeBytes: sent.bytes.length,
       sha256: sha256(sent.bytes),

@@ -381,3 +381,8 @@ export function backendOptions(name: BackendName, s3: TestS3 | undefined, extra:
   // The S3 gate checks expiry against the real clock, so these suites run the fake clock from now.
   return { now: Date.now(), ...extra, env: { MEDIA_STORE: `s3://${S3_BUCKET}/tenants`, S3_ENDPOINT: s3!.endpoint, ...extra.env } };
 }
+
+/** How many media the tenant's workspace holds. */
+export async function mediaCount(ctx: TestContext, t: Pick<Tenant, 'workspace'>): Promise<number> {
+  return (await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).execute()).length;
+}

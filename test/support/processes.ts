@@ -5,6 +5,7 @@
  * killed when the test process ends, so a failed test never leaves a server behind.
  * `npm test` builds first; `distMissing` lets a suite skip with a message when it did not.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -118,6 +119,13 @@ export async function httpJson(base: string, method: string, path: string, o: { 
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** GET /v1/jobs/{id} of a server process as the tenant: the job (a 200 asserted). */
+export async function readJob(base: string, t: HttpTenant, jobId: string): Promise<any> {
+  const r = await httpJson(base, 'GET', `/v1/jobs/${jobId}`, { headers: t.headers });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.data;
 }
 
 export async function adminPost(base: string, path: string, body: unknown): Promise<any> {

@@ -13,7 +13,6 @@ import { after, before, describe } from 'node:test';
 import { Writable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestDatabaseName } from './databases.js';
@@ -21,6 +20,7 @@ import { describeEachDatabase, type HarnessOptions, type TestContext } from './h
 import { main } from '../../packages/sdk/src/cli/run.js';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type HttpTenant, type ServerProcess } from './processes.js';
 import { requireOrSkip } from './requirements.js';
+import { freePort } from './free-port.js';
 
 export const CLI_MAIN = resolve('packages/sdk/dist/cli/main.js');
 export const cliMissing = distMissing || !existsSync(CLI_MAIN);
@@ -31,17 +31,6 @@ export interface ServiceUnderTest {
   dataDir: string;
   /** SERVICE_URL, SERVICE_API_KEY, SERVICE_WORKSPACE of the tenant. */
   env: Record<string, string>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-  });
 }
 
 function sdkDatabases(): TestDatabaseName[] {

@@ -5,10 +5,14 @@
  */
 import assert from 'node:assert/strict';
 
-/** The spec's table, plus `version` (decisions.md 1) and `operationId` (the operation the job runs, as queue items and the jobs list name it). */
+/**
+ * The spec's table, plus `version` (decisions.md 1), `operationId` (the operation the job runs, as
+ * queue items and the jobs list name it) and `livemode` (docs/decisions.md "Test mode").
+ */
 export const SNAPSHOT_FIELDS = [
   'id',
   'workspaceId',
+  'livemode',
   'toolSlug',
   'operationId',
   'status',
@@ -32,6 +36,7 @@ export function assertSnapshotShape(s: any, what: string): void {
   assert.deepEqual(Object.keys(s).sort(), SNAPSHOT_FIELDS, `${what}: exactly the snapshot fields`);
   assert.match(s.id, UUID, what);
   assert.match(s.workspaceId, UUID, what);
+  assert.equal(typeof s.livemode, 'boolean', what);
   assert.equal(typeof s.toolSlug, 'string', what);
   assert.ok(['pending', 'processing', 'completed', 'failed', 'cancelled'].includes(s.status), what);
   assert.ok(s.executionOrigin === null || ['web', 'api', 'mcp', 'system'].includes(s.executionOrigin), what);

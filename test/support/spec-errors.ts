@@ -46,6 +46,8 @@ export const SPEC_ERROR_STATUSES: Readonly<Record<string, readonly number[]>> = 
   DELIVERY_NOT_FAILED: [409],
   // this repository's docs/decisions.md, "HTTP behaviour" (issue 32: a full disk)
   STORAGE_FULL: [507],
+  // this repository's docs/decisions.md, "Test mode" (issue 34: test helpers refuse live keys)
+  TEST_MODE_ONLY: [403],
 };
 
 /** The statuses the spec allows for `code`, or undefined when the spec does not name the code. */

@@ -1,17 +1,9 @@
-/** Helpers for job-stream tests: a listening app, an EventSource with API headers, a raw SSE frame reader. */
+/** Helpers for job-stream tests: an EventSource with API headers, a raw SSE frame reader. */
 import { EventSource } from 'eventsource';
 import { request, type Agent, type ClientRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TestContext } from './harness.js';
 import type { Tenant } from './seed.js';
-
-/** The app's base URL, listening on 127.0.0.1 (started on first use). */
-export async function baseUrl(ctx: TestContext): Promise<string> {
-  if (!ctx.app.server.listening) await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = ctx.app.server.address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
 
 /**
  * GET over its own connection (node:http, no agent) as a fetch Response. Cancelling the body
@@ -38,6 +30,25 @@ export function streamGet(url: string, headers: Record<string, string | string[]
     });
     req.on('error', reject);
     req.end();
+  });
+  return { response, request: req };
+}
+
+/**
+ * POST of a JSON body over its own connection, as streamGet: the response as a fetch Response as
+ * soon as its head arrives (a streamed run), and the request, to destroy it (a client going away).
+ */
+export function streamPost(url: string, headers: Record<string, string>, body: unknown): { response: Promise<Response>; request: ClientRequest } {
+  const payload = JSON.stringify(body);
+  let req!: ClientRequest;
+  const response = new Promise<Response>((resolve, reject) => {
+    req = request(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }, agent: false }, (res) => {
+      const out = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out.set(name, Array.isArray(value) ? value.join(', ') : value);
+      resolve(new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>, { status: res.statusCode, headers: out }));
+    });
+    req.on('error', reject);
+    req.end(payload);
   });
   return { response, request: req };
 }
@@ -127,4 +138,9 @@ export function frameReader(res: Response) {
   }
 
   return { next, rest, frames, cancel: () => reader.cancel().catch(() => {}) };
+}
+
+/** The stream slots a workspace holds (one per open job stream). */
+export async function slotCount(ctx: TestContext, workspaceId: string): Promise<number> {
+  return (await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', workspaceId).execute()).length;
 }

@@ -101,7 +101,7 @@ describeEachDatabase('event feed', (get) => {
       ],
     );
     for (const e of items) {
-      assert.deepEqual(Object.keys(e).sort(), ['createdAt', 'data', 'id', 'type', 'workspaceId']);
+      assert.deepEqual(Object.keys(e).sort(), ['createdAt', 'data', 'id', 'livemode', 'type', 'workspaceId']);
       assert.match(e.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       assert.equal(e.workspaceId, t.workspace.id);
       assert.equal(e.createdAt, new Date(e.createdAt).toISOString());

@@ -39,7 +39,7 @@ describeEachDatabase(
       assert.equal(req.headers['user-agent'], WEBHOOK_USER_AGENT);
       assert.equal(req.headers['service-event-id'], eventId);
       const body = JSON.parse(req.body);
-      assert.deepEqual(Object.keys(body), ['id', 'type', 'workspaceId', 'createdAt', 'data']);
+      assert.deepEqual(Object.keys(body), ['id', 'type', 'workspaceId', 'livemode', 'createdAt', 'data']);
       assert.equal(body.id, eventId, 'Service-Event-Id equals the body id');
       assert.equal(body.type, 'job.completed');
       assert.equal(body.workspaceId, hook.tenant.workspace.id);

@@ -249,7 +249,7 @@ describeEachDatabase(
       assert.equal(pages, 3);
       assert.deepEqual(seen.map((d) => d.eventId), [...events].reverse(), 'newest first');
       for (const d of seen) {
-        assert.deepEqual(Object.keys(d).sort(), ['attempts', 'createdAt', 'deliveredAt', 'eventId', 'id', 'lastErrorCode', 'lastStatusCode', 'replayCount', 'status', 'webhookId'].sort());
+        assert.deepEqual(Object.keys(d).sort(), ['attempts', 'createdAt', 'deliveredAt', 'eventId', 'id', 'lastErrorCode', 'lastStatusCode', 'livemode', 'replayCount', 'status', 'webhookId'].sort());
         assert.equal(d.status, 'succeeded');
         assert.equal(d.webhookId, hook.webhookId);
         assert.equal(d.attempts, 1);

@@ -1,4 +1,5 @@
 /** Pure parts of webhook delivery: the backoff schedule, the signature, the body and the request options. */
+import { testScopeOf } from '../../src/lib/livemode.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -66,7 +67,13 @@ test('request headers: JSON, the service User-Agent, Service-Event-Id and a sign
 test('body: exactly JSON.stringify of the feed event {id, type, workspaceId, createdAt, data}', () => {
   const data = { job: { id: 'j', status: 'completed', output: { text: 'é "quoted" \u2028' }, n: 1.5, list: [1, null] } };
   const body = eventBody({ id: 'e1', type: 'job.completed', workspaceId: 'w1', createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 6), dataJson: JSON.stringify(data) });
-  assert.equal(body, JSON.stringify({ id: 'e1', type: 'job.completed', workspaceId: 'w1', createdAt: '2026-01-02T03:04:05.006Z', data }));
+  assert.equal(body, JSON.stringify({ id: 'e1', type: 'job.completed', workspaceId: 'w1', livemode: true, createdAt: '2026-01-02T03:04:05.006Z', data }));
+});
+
+test('body of a test-mode event: the workspace id the client knows and livemode false (docs/decisions.md "Test mode")', () => {
+  const live = '01a22683-5e0d-75ca-9cd7-4920c9e8a4af';
+  const body = eventBody({ id: 'e2', type: 'job.failed', workspaceId: testScopeOf(live), createdAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 6), dataJson: '{}' });
+  assert.equal(body, JSON.stringify({ id: 'e2', type: 'job.failed', workspaceId: live, livemode: false, createdAt: '2026-01-02T03:04:05.006Z', data: {} }));
 });
 
 test('request options: POST, no redirects, the 10 s default deadline (WEBHOOK_TIMEOUT_MS), a small drained response', () => {

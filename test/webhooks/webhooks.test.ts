@@ -23,7 +23,7 @@ import { PUBLIC_ADDRESS, seedWebhook, uniqueHost, verifyHost } from '../support/
 import { checkRefusals } from '../support/openapi-responses.js';
 
 const SECRET_RE = /^whsec_[A-Za-z0-9_-]{43}$/;
-const WEBHOOK_KEYS = ['createdAt', 'enabled', 'eventTypes', 'id', 'revokedAt', 'updatedAt', 'url', 'workspaceId'];
+const WEBHOOK_KEYS = ['createdAt', 'enabled', 'eventTypes', 'id', 'livemode', 'revokedAt', 'updatedAt', 'url', 'workspaceId'];
 
 type Who = Pick<Tenant, 'secret' | 'workspace'>;
 

@@ -1,11 +1,12 @@
 /**
- * A workspace's API keys: the list (metadata only), "Create key" with everything a creator may
- * choose, the secret shown once with a copy button, "Edit" (scopes, operations, transports,
+ * A workspace's API keys: the list (metadata only, with each key's mode: a "Test" badge), "Create
+ * key" with everything a creator may choose (a live or a test key), the secret shown once with a
+ * copy button, "Edit" (scopes, operations, transports,
  * expiry, IP ranges, budgets), "Roll" (a new secret, shown once; the old one keeps working for the
  * overlap chosen) and "Revoke". Owners and admins only; a member sees why the controls are absent.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, request, type ApiKey, type Ceilings, type CreateKeyBody, type Me, type Workspace } from '../api.js';
+import { api, request, type ApiKey, type Ceilings, type CreateKeyBody, type KeyMode, type Me, type Workspace } from '../api.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
 
@@ -99,11 +100,12 @@ function KeyTable({ keys, onRevoke, onChange }: { keys: ApiKey[] | undefined; on
   if (keys.length === 0) return html`<p>No keys yet.</p>`;
   return html`<table>
     <caption>Keys, newest first</caption>
-    <thead><tr><th scope="col">Prefix</th><th scope="col">Scopes</th><th scope="col">Operations</th><th scope="col">Transports</th><th scope="col">Expires</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <thead><tr><th scope="col">Prefix</th><th scope="col">Mode</th><th scope="col">Scopes</th><th scope="col">Operations</th><th scope="col">Transports</th><th scope="col">Expires</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>
       ${keys.map(
         (k) => html`<tr key=${k.id} data-key-id=${k.id}>
           <th scope="row"><code>${k.prefix}…</code></th>
+          <td><${ModeBadge} mode=${k.mode} /></td>
           <td>${k.scopes.join(', ')}</td>
           <td>${k.operations.length ? k.operations.join(', ') : 'none'}</td>
           <td>${k.transports.join(', ')}</td>
@@ -121,6 +123,11 @@ function KeyTable({ keys, onRevoke, onChange }: { keys: ApiKey[] | undefined; on
   </table>`;
 }
 
+/** A key's mode in the list: a "Test" badge for test keys (the text, not only the colour, says it). */
+function ModeBadge({ mode }: { mode: KeyMode }) {
+  return mode === 'test' ? html`<span class="badge test">Test</span>` : html`<span class="badge live">Live</span>`;
+}
+
 function SecretOnce({ created, onDone }: { created: { key: ApiKey; secret: string; rolled?: boolean }; onDone: () => void }) {
   const [copied, setCopied] = useState<string>('');
   async function copy() {
@@ -132,8 +139,8 @@ function SecretOnce({ created, onDone }: { created: { key: ApiKey; secret: strin
     }
   }
   return html`<section class="notice success" aria-labelledby="secret-heading">
-    <h2 id="secret-heading">${created.rolled ? `New secret of key ${created.key.prefix}…` : `New key ${created.key.prefix}…`}</h2>
-    <p>Copy the secret now: it is shown only this once.</p>
+    <h2 id="secret-heading">${created.rolled ? `New secret of ${created.key.mode === 'test' ? 'test key' : 'key'} ${created.key.prefix}…` : `New ${created.key.mode === 'test' ? 'test key' : 'key'} ${created.key.prefix}…`}</h2>
+    <p>Copy the secret now: it is shown only this once.${created.key.mode === 'test' ? ' It is a test key: everything it runs is simulated and paid from the test balance (see Usage).' : ''}</p>
     <p><label for="new-secret">Secret</label> <input id="new-secret" class="secret" readonly value=${created.secret} size="60" /></p>
     <p>
       <button type="button" onClick=${copy}>Copy secret</button>
@@ -159,6 +166,7 @@ function CreateKeyForm({ me, onCreate }: { me: Me; onCreate: (body: CreateKeyBod
     const expires = String(data.get('expiresAt') ?? '');
     const budgets = { dailyMillicents: millicents('daily'), weeklyMillicents: millicents('weekly'), monthlyMillicents: millicents('monthly') };
     const body: CreateKeyBody = {
+      mode: data.get('mode') === 'test' ? 'test' : 'live',
       scopes: data.getAll('scopes').map(String),
       operations: data.getAll('operations').map(String),
       transports: data.getAll('transports').map(String),
@@ -185,6 +193,10 @@ function CreateKeyForm({ me, onCreate }: { me: Me; onCreate: (body: CreateKeyBod
 
   return html`<form class="create-key" onSubmit=${submit} aria-labelledby="create-heading">
     <h2 id="create-heading">New key</h2>
+    <fieldset><legend>Mode</legend>
+      <label class="check"><input type="radio" name="mode" value="live" defaultChecked /> Live: real work, paid from the workspace’s credits</label>
+      <label class="check"><input type="radio" name="mode" value="test" /> Test: every operation simulated for free, paid from the test balance (secret <code>wask_test_…</code>)</label>
+    </fieldset>
     <fieldset><legend>Scopes</legend>${checkboxes('scopes', options.scopes, (s) => s.endsWith(':read'))}</fieldset>
     <fieldset><legend>Operations</legend>${checkboxes('operations', options.operations, () => false)}</fieldset>
     <fieldset><legend>Transports</legend>${checkboxes('transports', options.transports, (t) => t === 'rest')}</fieldset>

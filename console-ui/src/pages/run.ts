@@ -36,7 +36,7 @@ export function RunPage({ workspace }: { workspace: Workspace | undefined }) {
     ${!usable
       ? error ? null : html`<p aria-live="polite">Loading keys…</p>`
       : usable.length === 0
-        ? html`<p class="notice">No key of this workspace may run operations here: a key needs the scope <code>tools:run</code> and the <code>rest</code> transport. Create one on the <a href="/console/keys">Keys</a> page.</p>`
+        ? html`<p class="notice">No key of this workspace may run operations here: a live key needs the scope <code>tools:run</code> and the <code>rest</code> transport (test keys run through the API). Create one on the <a href="/console/keys">Keys</a> page.</p>`
         : html`<${RunForm} key=${workspace.id} workspace=${workspace} keys=${usable} allKeys=${keys!} />`}`;
 }
 

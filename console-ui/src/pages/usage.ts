@@ -4,7 +4,9 @@
  * expiry, the ledger (newest first, paged, with the key and operation of each entry), charts of
  * the usage points per minute over the last hour and per day over the month, of the spending per
  * day by operation, every budget against its ceiling, and the alerts and account notifications.
- * The month and the last hour are the service's (its clock), not the browser's.
+ * The month and the last hour are the service's (its clock), not the browser's. Beside the live
+ * balance, the test balance (what test keys spend; decisions.md "Test mode"), to which owners and
+ * admins add make-believe credits ("Add test credits"); live credits are the operator's alone.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Workspace } from '../api.js';
@@ -12,7 +14,20 @@ import { BarChart, BudgetMeter, type Bar } from '../charts.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { formatMillicents } from '../runs-api.js';
-import { monthOf, usageApi, type Allocation, type Budget, type CostReport, type LedgerEntry, type Notification, type UsageHistory, type UsageSummary } from '../usage-api.js';
+import {
+  dollarsToMillicents,
+  MAX_TEST_GRANT_MILLICENTS,
+  monthOf,
+  usageApi,
+  type Allocation,
+  type Balance,
+  type Budget,
+  type CostReport,
+  type LedgerEntry,
+  type Notification,
+  type UsageHistory,
+  type UsageSummary,
+} from '../usage-api.js';
 
 const dollars = (mc: number) => {
   const d = mc / 100_000;
@@ -108,6 +123,68 @@ function Budgets({ summary }: { summary: UsageSummary }) {
   </section>`;
 }
 
+/**
+ * The test balance (GET …/balance?mode=test) and, for owners and admins, "Add test credits": an
+ * amount in dollars, at most the API's bound a time, added to the test balance only.
+ */
+function TestBalance({ workspace, state, onAdded }: { workspace: Workspace; state: Loaded<Balance>; onAdded: () => void }) {
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState('');
+  const maxDollars = MAX_TEST_GRANT_MILLICENTS / 100_000;
+
+  useEffect(() => {
+    setError(undefined);
+    setDone('');
+  }, [workspace.id]);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const form = event.currentTarget as HTMLFormElement;
+    const amountMillicents = dollarsToMillicents(String(new FormData(form).get('dollars') ?? ''));
+    setDone('');
+    setError(undefined);
+    if (!(amountMillicents >= 1 && amountMillicents <= MAX_TEST_GRANT_MILLICENTS)) {
+      setError(new Error(`Enter an amount from $0.01 to $${maxDollars.toLocaleString('en-US')}.`));
+      return;
+    }
+    setBusy(true);
+    try {
+      const { allocation } = await usageApi.addTestCredits(workspace.id, amountMillicents);
+      setDone(`Added ${formatMillicents(allocation.amountMillicents)} of test credits.`);
+      form.reset();
+      onAdded();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const t = state.data;
+  return html`<section aria-labelledby="test-balance-heading" class="test-mode">
+    <h2 id="test-balance-heading">Test balance</h2>
+    <p class="hint">Test keys (<code>wask_test_…</code>, made on the Keys page) run every operation on the simulated provider, for free: they are paid from this make-believe balance, separate from the live credits above and never converted into them.</p>
+    <${Pending} what="the test balance" state=${state} />
+    ${t
+      ? html`<dl class="facts balance" data-testid="test-balance">
+          <dt>Total</dt><dd data-figure="total">${formatMillicents(t.totalMillicents)}</dd>
+          <dt>Reserved</dt><dd data-figure="reserved">${formatMillicents(t.reservedMillicents)}</dd>
+          <dt>Spendable</dt><dd data-figure="spendable">${formatMillicents(t.spendableMillicents)}</dd>
+        </dl>`
+      : null}
+    ${workspace.canManageKeys
+      ? html`<form class="inline-form inline" onSubmit=${submit} aria-label="Add test credits">
+          <label for="test-credits-dollars">Test credits to add, in dollars (up to $${maxDollars.toLocaleString('en-US')} a time)</label>
+          <input id="test-credits-dollars" name="dollars" type="number" min="0.01" max=${maxDollars} step="0.01" required />
+          <button type="submit" class="primary" disabled=${busy}>Add test credits</button>
+          <span role="status">${done}</span>
+        </form>
+        <${ErrorNotice} error=${error} />`
+      : html`<p class="hint">Owners and admins of the workspace add test credits.</p>`}
+  </section>`;
+}
+
 export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
   const [poke, setPoke] = useState(0);
   const [ledgerCursors, setLedgerCursors] = useState<string[]>([]);
@@ -126,6 +203,8 @@ export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
   const summary = useRead(() => (id ? usageApi.summary(id) : undefined), [id, poke]);
   const month = summary.data ? monthOf(summary.data.now) : undefined;
   const balance = useRead(() => (id ? usageApi.balance(id) : undefined), [id, poke]);
+  const [testPoke, setTestPoke] = useState(0);
+  const testBalance = useRead(() => (id ? usageApi.balance(id, undefined, 'test') : undefined), [id, poke, testPoke]);
   const ledger = useRead(() => (id ? usageApi.transactions(id, ledgerCursor) : undefined), [id, poke, ledgerCursor]);
   const notices = useRead(() => (id ? usageApi.notifications(id, noticeCursor) : undefined), [id, poke, noticeCursor]);
   const minutes = useRead(() => (id && summary.data ? usageApi.history(id, { bucket: 'minute' }) : undefined), [id, summary.data]);
@@ -170,6 +249,8 @@ export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
           </dl>`
         : null}
     </section>
+
+    <${TestBalance} workspace=${workspace} state=${testBalance} onAdded=${() => setTestPoke((n) => n + 1)} />
 
     <section aria-labelledby="charts-heading">
       <h2 id="charts-heading">Charts</h2>

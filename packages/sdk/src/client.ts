@@ -5,6 +5,7 @@
  */
 import { webCryptoSha256, type Sha256Factory } from './hash.js';
 import { readOutputDocument, type OutputDocument, type OutputReadOptions } from './output.js';
+import { streamRun, type RunStreamOptions } from './run-stream.js';
 import { sleep, Transport, type TransportOptions } from './transport.js';
 import { uploadMedia, type UploadOptions, type UploadSource } from './upload.js';
 import { waitForJob, type WaitOptions } from './wait.js';
@@ -14,6 +15,7 @@ import type {
   CostReport,
   Estimate,
   EventPage,
+  TestEventSent,
   Job,
   JobSummary,
   MediaDownload,
@@ -118,6 +120,11 @@ export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Pr
 const id = (value: string) => encodeURIComponent(value);
 const newKey = () => globalThis.crypto.randomUUID();
 
+/** `test` for a test key's secret (`wask_test_…`), else `live` (docs/decisions.md "Test mode"). */
+export function modeOfSecret(apiKey: string): 'live' | 'test' {
+  return apiKey.startsWith('wask_test_') ? 'test' : 'live';
+}
+
 export function createClient(options: ClientOptions) {
   const transport = new Transport(options);
   const sha256 = options.sha256 ?? webCryptoSha256;
@@ -178,6 +185,13 @@ export function createClient(options: ClientOptions) {
      */
     create: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: KeyedCallOptions) =>
       postKeyed<RunResponse<Op>>('/v1/runs', { operationId, input }, o),
+    /**
+     * Runs an operation and yields its reply as it is generated (chat.generate): `delta` events with
+     * text, then one `result` event (runs.create's answer as `data`, and the job). Other operations
+     * yield the `result` alone. Stopping early (break, `signal`) stops the run: its job is cancelled,
+     * charged what was consumed.
+     */
+    stream: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: RunStreamOptions) => streamRun(transport, operationId, input, o),
     /** create, then (for a queued operation) wait and read the complete output. */
     async complete<Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o: KeyedCallOptions & WaitOptions = {}): Promise<{ job: Job | undefined; status: string; result: OperationResult<Op> | null; costMillicents: number; errorCode: string | null }> {
       const run = await runs.create(operationId, input, o);
@@ -200,6 +214,8 @@ export function createClient(options: ClientOptions) {
 
   return {
     transport,
+    /** The key's mode, from its secret's prefix: `test` (wask_test_…, simulated work paid from the test balance) or `live`. */
+    mode: modeOfSecret(options.apiKey),
     workspaces: { list: (o?: CallOptions) => get<{ items: Workspace[] }>('/v1/workspaces', undefined, o) },
     tools: { list: (o?: CallOptions) => get<{ items: Tool[] }>('/v1/tools', undefined, o) },
     estimates: {
@@ -247,6 +263,11 @@ export function createClient(options: ClientOptions) {
         get<UsageHistory>('/v1/usage/history', { bucket: params.bucket, ...range(params), groupBy: params.groupBy?.length ? params.groupBy : undefined }, o),
     },
     events,
+    /** Test mode's helpers (test keys only; a live key gets 403 TEST_MODE_ONLY). */
+    testHelpers: {
+      /** Sends a sample event of `type` to the workspace's test webhooks (and its test event feed), like `stripe trigger`. */
+      triggerEvent: (type: string, o?: CallOptions) => post<TestEventSent>('/v1/test/webhook-events', { type }, o),
+    },
     webhooks: {
       list: (o?: CallOptions) => get<{ items: Webhook[] }>('/v1/webhooks', undefined, o),
       create: (body: WebhookCreate, o?: CallOptions) => post<WebhookWithSecret>('/v1/webhooks', body, o),

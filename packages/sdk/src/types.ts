@@ -50,6 +50,9 @@ export type UsageHistory = ResponseData<'PUBLIC_USAGE_HISTORY_GET'>;
 export type EventPage = ResponseData<'PUBLIC_EVENTS_LIST'>;
 /** A workspace event: a feed entry and the JSON body of a webhook delivery. */
 export type ServiceEvent = EventPage['items'][number];
+/** POST /v1/test/webhook-events (test keys only): the sample event and how many test webhooks it was queued for. */
+export type TestEventSent = ResponseData<'PUBLIC_TEST_WEBHOOK_EVENTS_CREATE'>;
+export type EventType = TestEventSent['event']['type'];
 export type Webhook = ResponseData<'PUBLIC_WEBHOOKS_LIST'>['items'][number];
 export type WebhookWithSecret = ResponseData<'PUBLIC_WEBHOOKS_CREATE'>;
 export type WebhookCreate = NonNullable<operations['PUBLIC_WEBHOOKS_CREATE']['requestBody']>['content']['application/json'];

@@ -15,6 +15,7 @@ import * as alerts from './0012-alerts.js';
 import * as mcpStreamSlots from './0013-mcp-stream-slots.js';
 import * as consoleSessions from './0014-console-sessions.js';
 import * as costRollups from './0015-cost-rollups.js';
+import * as testMode from './0016-test-mode.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013-mcp-stream-slots': mcpStreamSlots,
   '0014-console-sessions': consoleSessions,
   '0015-cost-rollups': costRollups,
+  '0016-test-mode': testMode,
 };

@@ -2,6 +2,7 @@
  * Users, organizations, members and workspaces (operator side). Every change that can alter what
  * a key may do (membership, plan, limits, budgets) bumps the auth epoch in its transaction.
  */
+import { isLiveScope } from '../../lib/livemode.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database } from '../../db/schema.js';
@@ -133,7 +134,8 @@ export interface WorkspaceSettingsInput {
 export async function updateWorkspaceSettings(deps: Deps, workspaceId: string, input: WorkspaceSettingsInput): Promise<Workspace> {
   const ws = await deps.db.transaction().execute(async (trx) => {
     // Locked: two concurrent changes of one workspace must not overwrite each other's overrides.
-    const current = await store.findWorkspaceLocked(trx, deps.caps, workspaceId);
+    // A test twin follows its workspace's settings (store.updateWorkspace); it is never changed by itself.
+    const current = isLiveScope(workspaceId) ? await store.findWorkspaceLocked(trx, deps.caps, workspaceId) : undefined;
     if (!current) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
     const limitOverrides: LimitOverrides = { ...current.limitOverrides };
     for (const [name, value] of Object.entries(input.limits ?? {}) as [keyof LimitOverrides, number | null | undefined][]) {

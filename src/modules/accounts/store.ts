@@ -127,8 +127,10 @@ export async function insertWorkspace(db: Db, ws: Workspace): Promise<void> {
     .execute();
 }
 
-const findWorkspaceQuery = prepared((db) => db.selectFrom('workspaces').selectAll().where('id', '=', arg(0)));
+// Test twins (lib/livemode.ts) are nobody's workspace to name: only the worker reads them (findWorkspaceLocked).
+const findWorkspaceQuery = prepared((db) => db.selectFrom('workspaces').selectAll().where('id', '=', arg(0)).where('live_workspace_id', 'is', null));
 
+/** A live workspace by id (a test twin's id finds nothing). */
 export async function findWorkspace(db: Db, id: string): Promise<Workspace | undefined> {
   const r = (await findWorkspaceQuery(db, id)).rows[0];
   return r && toWorkspace(r);
@@ -152,10 +154,39 @@ export async function findWorkspaceLocked(db: Db, caps: Capabilities, id: string
 
 export async function findWorkspaces(db: Db, ids: readonly string[]): Promise<Workspace[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('workspaces').selectAll().where('id', 'in', ids).orderBy('id').execute();
+  const rows = await db.selectFrom('workspaces').selectAll().where('id', 'in', ids).where('live_workspace_id', 'is', null).orderBy('id').execute();
   return rows.map(toWorkspace);
 }
 
+/**
+ * Inserts the test twin of a live workspace (lib/livemode.ts) unless it exists: a copy of the
+ * live row (plan, limits, budgets, owner) that names it. True when this call inserted it.
+ */
+export async function insertTestTwin(db: Db, live: Workspace, twinId: string, now: number): Promise<boolean> {
+  const r = await db
+    .insertInto('workspaces')
+    .values({
+      id: twinId,
+      name: live.name,
+      plan: live.plan,
+      owner_user_id: live.ownerUserId,
+      organization_id: live.organizationId,
+      limits_json: JSON.stringify(live.limitOverrides),
+      budget_daily_mc: live.budgets.dailyMillicents,
+      budget_weekly_mc: live.budgets.weeklyMillicents,
+      budget_monthly_mc: live.budgets.monthlyMillicents,
+      low_credits_mc: live.lowCreditsMillicents,
+      created_at_ms: now,
+      updated_at_ms: now,
+      live_workspace_id: live.id,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Changes a workspace's settings, and its test twin's with it (the twin is always a copy). */
 export async function updateWorkspace(db: Db, ws: Workspace): Promise<void> {
   await db
     .updateTable('workspaces')
@@ -169,7 +200,7 @@ export async function updateWorkspace(db: Db, ws: Workspace): Promise<void> {
       low_credits_mc: ws.lowCreditsMillicents,
       updated_at_ms: ws.updatedAt,
     })
-    .where('id', '=', ws.id)
+    .where((eb) => eb.or([eb('id', '=', ws.id), eb('live_workspace_id', '=', ws.id)]))
     .execute();
 }
 
@@ -188,7 +219,7 @@ export async function pageOrganizations(db: Db, beforeId: string | undefined, li
 }
 
 export async function pageWorkspaces(db: Db, beforeId: string | undefined, limit: number): Promise<Workspace[]> {
-  let q = db.selectFrom('workspaces').selectAll();
+  let q = db.selectFrom('workspaces').selectAll().where('live_workspace_id', 'is', null);
   if (beforeId) q = q.where('id', '<', beforeId);
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toWorkspace);
 }
@@ -231,7 +262,7 @@ export async function listMemberships(db: Db, userId: string): Promise<{ organiz
 
 /** The ids of a user's personal workspaces, or of an organization's workspaces. */
 export async function workspaceIdsOf(db: Db, owner: { userId: string } | { organizationId: string }): Promise<string[]> {
-  let q = db.selectFrom('workspaces').select('id');
+  let q = db.selectFrom('workspaces').select('id').where('live_workspace_id', 'is', null);
   q = 'userId' in owner ? q.where('owner_user_id', '=', owner.userId) : q.where('organization_id', '=', owner.organizationId);
   return (await q.orderBy('id').execute()).map((r) => r.id);
 }

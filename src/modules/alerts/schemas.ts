@@ -1,8 +1,8 @@
 /** The OpenAPI shapes of alert events (feed entries and webhook bodies; docs/decisions.md "Alerts"). */
 import { Type, type TSchema } from 'typebox';
-import { Millicents, NullableTimestamp, Timestamp, Uuid } from '../../http/schemas.js';
+import { Livemode, Millicents, NullableTimestamp, Timestamp, Uuid } from '../../http/schemas.js';
 
-const EventFields = { id: Uuid, workspaceId: Uuid, createdAt: Timestamp };
+const EventFields = { id: Uuid, workspaceId: Uuid, livemode: Livemode, createdAt: Timestamp };
 
 const alertEvent = (type: string, title: string, data: TSchema, description: string) =>
   Type.Object({ ...EventFields, type: Type.Literal(type), data }, { title, description });

@@ -14,7 +14,9 @@ import { isOperationId } from '../../operations/ids.js';
 import { isValidRange } from '../../lib/ip-ranges.js';
 import { isScope, TRANSPORTS, type Scope, type Transport } from './scopes.js';
 import { userManagesWorkspace } from '../accounts/service.js';
-import { hashSecret, KEY_SECRET_PREFIX } from './service.js';
+import { hashSecret, KEY_SECRET_PREFIX, TEST_KEY_SECRET_PREFIX } from './service.js';
+import { ensureTestTwin } from '../accounts/test-twins.js';
+import type { Mode } from '../../lib/livemode.js';
 import * as store from './store.js';
 import type { ApiKey } from './types.js';
 
@@ -27,10 +29,23 @@ export interface CreateKeyInput {
   expiresAt?: number | null;
   ipRanges?: string[];
   budgets?: Partial<BudgetCeilings>;
+  /** `live` (default) or `test` (decisions.md "Test mode"). */
+  mode?: Mode;
 }
 
 /** A key includes 1 to 100 workspaces (GET /v1/workspaces lists at most 100). */
 export const MAX_KEY_WORKSPACES = 100;
+
+/** A new secret of a key of `mode`: its prefix, then 32 random bytes in base64url (43 characters). */
+function newSecret(mode: Mode): string {
+  return `${mode === 'test' ? TEST_KEY_SECRET_PREFIX : KEY_SECRET_PREFIX}${randomToken(32)}`;
+}
+
+/** What operators see of a secret: its mode's prefix and 7 random characters. */
+function displayPrefix(secret: string): string {
+  const prefix = secret.startsWith(TEST_KEY_SECRET_PREFIX) ? TEST_KEY_SECRET_PREFIX : KEY_SECRET_PREFIX;
+  return secret.slice(0, prefix.length + 7);
+}
 
 /** Checks what the admin schema checks too, because the command line and tests call this directly. */
 function validateInput(input: CreateKeyInput, now: number): void {
@@ -60,11 +75,12 @@ export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ ke
 
   // 32 random bytes (256 bits), base64url: 43 characters after the prefix. Only the SHA-256 is
   // stored; `prefix` keeps 7 of those characters so operators can tell keys apart.
-  const secret = `${KEY_SECRET_PREFIX}${randomToken(32)}`;
+  const mode = input.mode ?? 'live';
+  const secret = newSecret(mode);
   const key: ApiKey = {
     id: newId(),
     userId: input.userId,
-    prefix: secret.slice(0, 12),
+    prefix: displayPrefix(secret),
     scopes: [...new Set(input.scopes)],
     operations: [...new Set(input.operations)],
     transports: [...new Set(input.transports)],
@@ -76,6 +92,7 @@ export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ ke
       monthlyMillicents: input.budgets?.monthlyMillicents ?? null,
     },
     workspaceIds,
+    mode,
     createdAt: now,
     revokedAt: null,
     suspendedUntil: null,
@@ -96,6 +113,7 @@ export async function createKey(deps: Deps, input: CreateKeyInput): Promise<{ ke
       if ((await store.countActiveKeys(trx, workspaceId, now)) >= limit) {
         throw new AppError('ACTIVE_KEY_LIMIT', { message: `Workspace ${workspaceId} already has ${limit} active keys, the most its plan allows.` });
       }
+      if (mode === 'test') await ensureTestTwin(trx, ws, deps.config.testCreditsMillicents, now);
     }
     await store.insertKey(trx, key, hashSecret(secret));
     await store.bumpAuthEpoch(trx);
@@ -182,11 +200,12 @@ export async function rollKey(deps: Deps, keyId: string, overlapSeconds: number)
     throw new AppError('INVALID_REQUEST', { message: `overlapSeconds must be a whole number from 0 to ${MAX_ROLL_OVERLAP_SECONDS}.` });
   }
   const now = deps.clock.now();
-  const secret = `${KEY_SECRET_PREFIX}${randomToken(32)}`;
+  let secret = '';
   const key = await deps.db.transaction().execute(async (trx) => {
-    await changeableKey(deps, trx, keyId);
+    // The new secret keeps the key's mode (its prefix says which).
+    secret = newSecret((await changeableKey(deps, trx, keyId)).mode);
     const previousHash = (await store.findSecretHash(trx, keyId))!;
-    await store.rollKeySecret(trx, keyId, { secretHash: hashSecret(secret), prefix: secret.slice(0, 12), previousHash, previousUntil: now + overlapSeconds * 1000 });
+    await store.rollKeySecret(trx, keyId, { secretHash: hashSecret(secret), prefix: displayPrefix(secret), previousHash, previousUntil: now + overlapSeconds * 1000 });
     await store.bumpAuthEpoch(trx);
     return (await store.findKey(trx, keyId))!;
   });

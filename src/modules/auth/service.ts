@@ -28,9 +28,12 @@ import * as store from './store.js';
 import { SUSPENSION_MS } from './suspension.js';
 import { raiseKeySuspended } from '../alerts/service.js';
 import type { ApiKey, AuthContext } from './types.js';
+import { testView } from '../accounts/test-twins.js';
 
 export const KEY_SECRET_PREFIX = 'wask_';
-const SECRET_RE = /^wask_[A-Za-z0-9_-]{43}$/;
+/** The prefix of a test key's secret (decisions.md "Test mode"). */
+export const TEST_KEY_SECRET_PREFIX = 'wask_test_';
+const SECRET_RE = /^wask_(?:test_)?[A-Za-z0-9_-]{43}$/;
 export const QUERY_KEY_PARAMS = ['api_key', 'apiKey', 'key', 'access_token', 'token'] as const;
 const QUERY_KEY_PARAM_NAMES = new Set(QUERY_KEY_PARAMS.map((name) => name.toLowerCase()));
 /** A secret anywhere in a query value (`?q=wask_…`) leaks it into logs just the same. */
@@ -178,10 +181,21 @@ export async function authenticateKey(deps: Deps, req: Pick<AuthRequest, 'author
 
 type AuthorizeRequest = Pick<AuthRequest, 'workspaceHeader' | 'scope' | 'transport' | 'ip'>;
 
+/** Each live workspace's test view (accounts/test-twins.ts), made once per cached workspace object. */
+const testViews = new WeakMap<Workspace, Workspace>();
+
+/** The workspace a key works in: the live one, or for a test key its test twin (lib/livemode.ts). */
+export function scopedWorkspace(key: ApiKey, live: Workspace): Workspace {
+  if (key.mode !== 'test') return live;
+  let view = testViews.get(live);
+  if (!view) testViews.set(live, (view = testView(live)));
+  return view;
+}
+
 function withRole(key: ApiKey, req: AuthorizeRequest, workspace: Workspace, role: 'owner' | 'admin' | undefined): AuthContext | AppError {
   if (!role) return FORBIDDEN_WORKSPACE;
   if (req.scope && !key.scopes.includes(req.scope)) return FORBIDDEN_SCOPE;
-  return { key, workspace, role, transport: req.transport };
+  return { key, workspace: scopedWorkspace(key, workspace), role, transport: req.transport };
 }
 
 function withWorkspace(deps: Deps, key: ApiKey, req: AuthorizeRequest, workspace: Workspace | null): MaybePromise<AuthContext | AppError> {
@@ -246,7 +260,7 @@ export async function usableWorkspace(deps: Deps, key: ApiKey, header: string | 
   const workspaceId = workspaceIdOf(header);
   if (workspaceId === undefined || !key.workspaceIds.includes(workspaceId)) return undefined;
   const workspace = await cachedWorkspace(deps, workspaceId);
-  return workspace && (await managingRole(deps, key.userId, workspace)) ? workspace : undefined;
+  return workspace && (await managingRole(deps, key.userId, workspace)) ? scopedWorkspace(key, workspace) : undefined;
 }
 
 /** Failures that count towards suspension (FORBIDDEN_IP does not: see the file header). */

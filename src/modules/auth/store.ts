@@ -22,6 +22,7 @@ function toKey(r: Row<'api_keys'>, workspaceIds: string[]): ApiKey {
       monthlyMillicents: r.budget_monthly_mc,
     },
     workspaceIds,
+    mode: r.mode,
     createdAt: r.created_at_ms,
     revokedAt: r.revoked_at_ms,
     suspendedUntil: r.suspended_until_ms,
@@ -48,6 +49,7 @@ export async function insertKey(db: Db, key: ApiKey, secretHash: string): Promis
       created_at_ms: key.createdAt,
       revoked_at_ms: null,
       suspended_until_ms: null,
+      mode: key.mode,
     })
     .execute();
   await db

@@ -1,5 +1,6 @@
 /** API keys and the authorization context of a request. */
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
+import type { Mode } from '../../lib/livemode.js';
 import type { Scope, Transport } from './scopes.js';
 
 export interface ApiKey {
@@ -13,6 +14,8 @@ export interface ApiKey {
   expiresAt: number | null;
   budgets: BudgetCeilings;
   workspaceIds: string[];
+  /** `test`: works in its workspaces' test twins, on the simulated provider (lib/livemode.ts). */
+  mode: Mode;
   createdAt: number;
   revokedAt: number | null;
   suspendedUntil: number | null;

@@ -5,44 +5,13 @@ import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
-import { Millicents, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { WorkspaceHeaders } from '../../http/schemas.js';
+import { BalanceSchema, presentBalance, presentTransaction, TransactionListSchema } from './present.js';
 import { toIso } from '../../lib/clock.js';
 import { exportLedger, getBalance, listTransactions } from './service.js';
 import { csvRow, sendCsv, wantsCsv } from '../costs/csv.js';
 import { invalidField, parseTime } from '../costs/range.js';
 import type { LedgerRange } from './store.js';
-
-const NextCursor = Type.Union([Type.String(), Type.Null()]);
-
-const BalanceSchema = Type.Object({
-  workspaceId: Uuid,
-  totalMillicents: Millicents,
-  reservedMillicents: Millicents,
-  spendableMillicents: Millicents,
-  allocations: Type.Array(
-    Type.Object({
-      id: Uuid,
-      remainingMillicents: Millicents,
-      expiresAt: NullableTimestamp,
-      provenance: Type.String(),
-      createdAt: Timestamp,
-    }),
-  ),
-  nextCursor: NextCursor,
-});
-
-const TransactionSchema = Type.Object({
-  id: Uuid,
-  type: Type.String({ description: 'purchase, usage, expiration or adjustment (an operator correction)' }),
-  amountMillicents: Type.Integer({ description: 'Signed; negative for spending.' }),
-  toolSlug: Type.Union([Type.String(), Type.Null()]),
-  jobId: Type.Union([Uuid, Type.Null()]),
-  executionOrigin: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Timestamp,
-  // Added fields (issue 36): who and what an entry of a job was for.
-  keyId: Type.Union([Uuid, Type.Null()], { description: 'The API key whose job the entry belongs to; null for entries of no job.' }),
-  operationId: Type.Union([Type.String(), Type.Null()], { description: 'The operation the job ran; null for entries of no job.' }),
-});
 
 const TransactionsQuerySchema = Type.Object(
   {
@@ -74,16 +43,7 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
     async (request) => {
       const auth = requireAuth(request);
       const b = await getBalance(deps, auth.workspace.id, { limit: request.query.limit ?? 25, cursor: request.query.cursor });
-      return ok(request, {
-        ...b,
-        allocations: b.allocations.map((a) => ({
-          id: a.id,
-          remainingMillicents: a.remainingMillicents,
-          expiresAt: toIso(a.expiresAt),
-          provenance: a.provenance,
-          createdAt: toIso(a.createdAt),
-        })),
-      });
+      return ok(request, presentBalance(b));
     },
   );
 
@@ -96,7 +56,7 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
         description: '`Accept: text/csv` or `format=csv` streams every entry of the range (`from`, `to`) as CSV, oldest first.',
         headers: WorkspaceHeaders,
         querystring: TransactionsQuerySchema,
-        response: { 200: envelopeSchema(Type.Object({ items: Type.Array(TransactionSchema), nextCursor: NextCursor })) },
+        response: { 200: envelopeSchema(TransactionListSchema) },
       },
       config: { meta: { code: 'PUBLIC_TRANSACTIONS_LIST', message: 'Transactions listed.', auth: 'key', scope: 'billing:read', points: 2 } },
     },
@@ -112,20 +72,7 @@ export async function billingRoutes(app: FastifyInstance, deps: Deps): Promise<v
         return sendCsv(reply, 'transactions.csv', LEDGER_CSV_COLUMNS, rows());
       }
       const page = await listTransactions(deps, auth.workspace.id, { limit: request.query.limit ?? 25, cursor: request.query.cursor }, range);
-      return ok(request, {
-        items: page.items.map((t) => ({
-          id: t.id,
-          type: t.type,
-          amountMillicents: t.amountMillicents,
-          toolSlug: t.toolSlug,
-          jobId: t.jobId,
-          executionOrigin: t.executionOrigin,
-          createdAt: toIso(t.createdAt),
-          keyId: t.keyId,
-          operationId: t.operationId ?? null,
-        })),
-        nextCursor: page.nextCursor,
-      });
+      return ok(request, { items: page.items.map(presentTransaction), nextCursor: page.nextCursor });
     },
   );
 }

@@ -10,6 +10,8 @@ import { AppError } from '../../http/errors.js';
 import { keysetPage, type PageRequest } from '../../http/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { findWorkspace } from '../accounts/store.js';
+import { ensureTestTwin } from '../accounts/test-twins.js';
+import { isLiveScope, type Mode } from '../../lib/livemode.js';
 import { settleExpirations } from './expiry.js';
 import * as store from './store.js';
 import type { Allocation, LedgerEntry } from './store.js';
@@ -18,6 +20,8 @@ export interface GrantInput {
   amountMillicents: number;
   expiresAt?: number | null;
   provenance?: string;
+  /** `test`: to the workspace's test balance (made with its first grant when it did not exist). */
+  mode?: Mode;
 }
 
 export async function grantCredits(deps: Deps, workspaceId: string, input: GrantInput): Promise<Allocation> {
@@ -36,7 +40,10 @@ export async function grantCredits(deps: Deps, workspaceId: string, input: Grant
     createdAt: now,
   };
   await deps.db.transaction().execute(async (trx) => {
-    if (!(await findWorkspace(trx, workspaceId))) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+    // Operators name the live workspace; a test twin's id is no workspace of theirs.
+    const live = isLiveScope(workspaceId) ? await findWorkspace(trx, workspaceId) : undefined;
+    if (!live) throw new AppError('NOT_FOUND', { message: 'No such workspace.' });
+    if (input.mode === 'test') workspaceId = allocation.workspaceId = await ensureTestTwin(trx, live, deps.config.testCreditsMillicents, now);
     // Balances and ledger sums are JavaScript numbers: keep every workspace total exactly representable.
     if (!Number.isSafeInteger((await store.sumRemaining(trx, workspaceId)) + allocation.amountMillicents)) {
       throw new AppError('INVALID_REQUEST', { message: `The workspace balance would exceed ${Number.MAX_SAFE_INTEGER} millicents.` });

@@ -32,6 +32,9 @@ function bucketExpr(range: Range): RawBuilder<number> {
   return sql<number>`case ${sql.join(whens, sql` `)} else ${sql.lit(range.starts[range.starts.length - 1]!)} end`;
 }
 
+/** Rows of live workspaces only: test twins (lib/livemode.ts) are left out of the operator's totals. */
+const LIVE_ONLY = sql`workspace_id not in (select id from workspaces where live_workspace_id is not null)`;
+
 /**
  * The rollup summed per bucket, kind and the grouped fields, over the range, for one workspace
  * (or every workspace, grouped by workspace too, when `workspaceId` is null: the operator view).
@@ -46,7 +49,8 @@ export async function sumRollup(db: Db, workspaceId: string | null, range: Range
     select.push(sql`workspace_id`);
     group.push(sql`workspace_id`);
   }
-  const where = workspaceId === null ? sql`` : sql`workspace_id = ${workspaceId} and `;
+  // Every workspace: the live ones (a test twin's make-believe money is nobody's spending).
+  const where = workspaceId === null ? sql`${LIVE_ONLY} and ` : sql`workspace_id = ${workspaceId} and `;
   // One workspace's rows grouped by every attribution at their own span are unique already
   // (the primary key): read them as they are, without aggregating.
   const asStored = workspaceId !== null && !byWorkspace && range.bucket !== 'month' && groupBy.length === GROUP_FIELDS.length;
@@ -80,7 +84,7 @@ export async function topSpenders(db: Db, range: Range, limit: number): Promise<
       sum(amount_mc) as net,
       sum(case when kind = 'usage' then entries else 0 end) as n
     from cost_rollups
-    where span = ${span} and bucket_ms >= ${range.from} and bucket_ms < ${range.to} and kind <> 'purchase'
+    where ${LIVE_ONLY} and span = ${span} and bucket_ms >= ${range.from} and bucket_ms < ${range.to} and kind <> 'purchase'
     group by workspace_id
     order by sum(case when kind = 'usage' then amount_mc else 0 end) asc, workspace_id asc
     limit ${limit}`.execute(db);

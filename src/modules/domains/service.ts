@@ -3,6 +3,7 @@
  * one workspace at a time: verifying it elsewhere moves it, and the old workspace's webhooks stop
  * being authorized. Verification by DNS TXT record, by an HTTPS file, or by the operator's word.
  */
+import { publicWorkspaceId } from '../../lib/livemode.js';
 import { domainToASCII } from 'node:url';
 import { isIP } from 'node:net';
 import type { Deps } from '../../deps.js';
@@ -110,7 +111,10 @@ export async function removeDomain(deps: Deps, workspaceId: string, hostnameInpu
   if (!(await store.deleteDomain(deps.db, workspaceId, hostname))) throw new AppError('NOT_FOUND', { message: 'No such domain in this workspace.' });
 }
 
-/** True when `hostname` is verified in exactly this workspace right now (webhook authorization). */
+/**
+ * True when `hostname` is verified in exactly this workspace right now (webhook authorization); a
+ * test twin has its live workspace's domains (lib/livemode.ts).
+ */
 export async function isHostnameVerifiedFor(deps: Deps, workspaceId: string, hostname: string): Promise<boolean> {
   let normalised: string;
   try {
@@ -120,5 +124,5 @@ export async function isHostnameVerifiedFor(deps: Deps, workspaceId: string, hos
   }
   // Exact match only: a verified parent domain does not cover its subdomains.
   const verified = await store.findVerifiedDomain(deps.db, normalised);
-  return verified?.workspaceId === workspaceId;
+  return verified?.workspaceId === publicWorkspaceId(workspaceId);
 }

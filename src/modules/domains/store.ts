@@ -1,4 +1,5 @@
 /** SQL for workspace domains (hostnames used by webhooks). */
+import { publicWorkspaceId } from '../../lib/livemode.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Capabilities } from '../../db/connect.js';
 import { lockForUpdate } from '../../db/locking.js';
@@ -28,8 +29,9 @@ function toDomain(r: Row<'domains'>): Domain {
   };
 }
 
+/** The domain of a workspace; a test twin's are its live workspace's (lib/livemode.ts). */
 export async function findDomain(db: Db, workspaceId: string, hostname: string): Promise<Domain | undefined> {
-  const r = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('hostname', '=', hostname).executeTakeFirst();
+  const r = await db.selectFrom('domains').selectAll().where('workspace_id', '=', publicWorkspaceId(workspaceId)).where('hostname', '=', hostname).executeTakeFirst();
   return r && toDomain(r);
 }
 

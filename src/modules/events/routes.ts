@@ -4,14 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { ErrorBodySchema, envelopeSchema, ok } from '../../http/envelope.js';
-import { Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { Livemode, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { JobMetadataSchema } from '../jobs/schemas.js';
 import { MediaItemSchema } from '../media/schemas.js';
 import { listEvents } from './service.js';
+import { triggerTestEvent } from './test-trigger.js';
 import { AlertEventSchemas } from '../alerts/schemas.js';
 import { EVENT_TYPES } from './store.js';
 
-const EventFields = { id: Uuid, workspaceId: Uuid, createdAt: Timestamp };
+const EventFields = { id: Uuid, workspaceId: Uuid, livemode: Livemode, createdAt: Timestamp };
 
 const JobEventSchema = Type.Object(
   {
@@ -84,4 +85,30 @@ export async function eventRoutes(app: FastifyInstance, deps: Deps): Promise<voi
     async (request) =>
       ok(request, await listEvents(deps, requireAuth(request).workspace.id, { limit: request.query.limit ?? 25, cursor: request.query.cursor, types: request.query.types })),
   );
+
+  app.post<{ Body: Static<typeof TriggerBodySchema> }>(
+    '/v1/test/webhook-events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Send a sample event to the test webhooks (test keys only)',
+        description:
+          'Stores a sample event of `type` in test mode, as `stripe trigger` does: it appears in the test event feed and is delivered, signed like any other, to every ' +
+          'test webhook subscribed to its type. The ids in its data are made for the sample. Live keys get 403 TEST_MODE_ONLY.',
+        headers: WorkspaceHeaders,
+        body: TriggerBodySchema,
+        response: {
+          200: envelopeSchema(Type.Object({ event: EventSchema, deliveries: Type.Integer({ description: 'Test webhooks the event was queued for.' }) })),
+          403: { ...ErrorBodySchema, description: 'TEST_MODE_ONLY (a live key), or the usual key refusals.' },
+        },
+      },
+      config: { meta: { code: 'PUBLIC_TEST_WEBHOOK_EVENTS_CREATE', message: 'Sample event sent.', auth: 'key', scope: 'webhooks:write', points: 5 } },
+    },
+    async (request) => ok(request, await triggerTestEvent(deps, requireAuth(request), request.body.type)),
+  );
 }
+
+const TriggerBodySchema = Type.Object(
+  { type: Type.Union(EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'The event type to send a sample of.' }) },
+  { additionalProperties: false },
+);

@@ -7,6 +7,7 @@
  * is the position the client asked from, so polling with it later returns only newer events.
  * The cursor is a position, not a query: it may be used with or without a `types` filter.
  */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { toIso } from '../../lib/clock.js';
@@ -22,6 +23,7 @@ export interface PublicEvent {
   id: string;
   type: EventType;
   workspaceId: string;
+  livemode: boolean;
   createdAt: string;
   data: Record<string, unknown>;
 }
@@ -40,7 +42,14 @@ export interface EventListInput {
 }
 
 export function presentEvent(event: StoredEvent): PublicEvent {
-  return { id: event.id, type: event.type, workspaceId: event.workspaceId, createdAt: toIso(event.createdAt), data: event.data };
+  return {
+    id: event.id,
+    type: event.type,
+    workspaceId: publicWorkspaceId(event.workspaceId),
+    livemode: isLiveScope(event.workspaceId),
+    createdAt: toIso(event.createdAt),
+    data: event.data,
+  };
 }
 
 /** The types named by a `types` query value; unknown or empty names are 400 INVALID_REQUEST. */

@@ -4,10 +4,11 @@
  * attempt in the same transaction as the status change. If the lease is lost (cancelled,
  * recovered after a pause), the attempt stops without changing anything.
  */
+import { modeOfScope } from '../../lib/livemode.js';
 import type { Deps } from '../../deps.js';
 import { findOperation } from '../../operations/registry.js';
 import type { OperationRoute } from '../../providers/types.js';
-import { ProviderError, WorkerShutdown, type MediaAccess, type ProducedFile } from '../../providers/types.js';
+import { ClientGone, ProviderError, ProviderInterrupted, WorkerShutdown, type MediaAccess, type ProducedFile } from '../../providers/types.js';
 import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { readProviderKey } from '../provider-keys/service.js';
 import { findDomain } from '../domains/store.js';
@@ -25,7 +26,8 @@ import type { JobRow } from './store.js';
 const MAX_STORED_RESULT_BYTES = MAX_RESULT_BYTES - 256 * 1024;
 
 export interface ExecutionOutcome {
-  status: 'completed' | 'failed' | 'lost';
+  /** cancelled: a synchronous run whose streaming client went away (ClientGone). */
+  status: 'completed' | 'failed' | 'cancelled' | 'lost';
   row?: JobRow;
   /**
    * Why a `lost` attempt recorded nothing when it was not another actor's doing: the database full
@@ -70,6 +72,8 @@ function assemble(data: Record<string, unknown>, files: Checkpoint['files']): Re
 export interface ExecuteOptions {
   /** Writes that belong to the job's finish (a synchronous run's stored response), in its transaction. */
   alsoInFinish?: FinishRequest['alsoInFinish'];
+  /** The reply's text as it is generated, for a caller that streams it (ProviderRun.onText). */
+  onText?: (delta: string) => void;
 }
 
 export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, options: ExecuteOptions = {}): Promise<ExecutionOutcome> {
@@ -81,7 +85,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     return row ? { status: 'failed', row } : { status: 'lost' };
   }
   const input = JSON.parse(job.input_json) as Record<string, unknown>;
-  const route = deps.providers.route(op.id);
+  const route = deps.providers.route(op.id, modeOfScope(job.workspace_id));
   if (route) {
     // Recorded with the attempt's checkpoint or finish (no write of its own), for operators.
     cp.provider = route.providerName;
@@ -93,7 +97,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   // what a failure for a full disk goes back to (storageFullFailure).
   let recorded = snapshotOf(cp);
   const attemptStart = deps.clock.now();
-  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'> & { status: 'completed' | 'failed' }) => {
+  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>) => {
     // The database unreachable (a PostgreSQL restart): the finish is tried again while the lease
     // lasts. A try whose commit was sent may have committed before its answer was lost; the next
     // try (or a batch's fallback to finishing one by one) then finds nothing to change, and the
@@ -112,7 +116,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     );
     row ??= await finishedByThisAttempt(deps, job.id, token, req.status, finishFields({ status: req.status, errorCode: req.errorCode ?? null }, 0).error_code);
     if (!row) await Promise.all(lastFiles.map((m) => deps.blobs.delete(m.storageKey).catch(() => {})));
-    else deps.metrics.observeJobAttempt(op.id, route?.providerName ?? 'none', req.status, row.error_code, Math.max(0, deps.clock.now() - attemptStart) / 1000);
+    else if (req.status !== 'cancelled') deps.metrics.observeJobAttempt(op.id, route?.providerName ?? 'none', req.status, row.error_code, Math.max(0, deps.clock.now() - attemptStart) / 1000);
     return row;
   };
   const funding = job.funding === 'provider_key' ? 'provider_key' : 'credits';
@@ -141,6 +145,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
         media: mediaAccess(deps, job.workspace_id),
         isVerifiedHost: async (hostname) => (await findDomain(deps.db, job.workspace_id, hostname.toLowerCase()))?.status === 'verified',
         charge: (used) => route.charge(used, maximumMillicents),
+        ...(options.onText ? { onText: options.onText } : {}),
         progress: async (percentage) => {
           // Completion itself records 100 %, in the transaction that settles the job.
           if (percentage >= 100) return;
@@ -194,6 +199,12 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
       deps.log.warn({ err: { message: (err as Error).message }, jobId: job.id }, 'database unavailable; the job is left to lease recovery');
       return { status: 'lost' };
     }
+    // The client of a streamed synchronous run went away: the call was stopped, and the job is
+    // cancelled now, charged what the provider had consumed (nobody would receive a later result).
+    if (signal.aborted && signal.reason instanceof ClientGone) {
+      const row = await finish({ status: 'cancelled', consumedMillicents: cp.attemptCost + interruptedCost(err), checkpoint: cp });
+      return row ? { status: 'cancelled', row } : { status: 'lost' };
+    }
     // Aborted by the caller (shutdown, lost heartbeat): the lease expires and the job is
     // recovered. Past its deadline (a synchronous run's timeout) it fails here instead: its
     // caller is answered now, and nobody would receive a result produced later.
@@ -203,7 +214,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     const full = signal.aborted || err instanceof ProviderError ? undefined : fullStorageOf(err);
     if (full) await storageFullFailure(deps, job, cp, recorded, lastFiles, full, err);
     const failure = signal.aborted
-      ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.')
+      ? new ProviderError('PROVIDER_TIMEOUT', 'The operation did not finish in time.', interruptedCost(err))
       : err instanceof ProviderError
         ? err
         : full
@@ -306,7 +317,7 @@ async function providerCall<T>(deps: Deps, route: OperationRoute, signal: AbortS
  * (the attempt, fenced out, then cancels it itself, best effort).
  */
 export async function cancelRemoteWork(deps: Deps, job: JobRow): Promise<number> {
-  const route = deps.providers.route(job.operation_id);
+  const route = deps.providers.route(job.operation_id, modeOfScope(job.workspace_id));
   if (!route?.adapter.cancel) return 0;
   const funding = job.funding === 'provider_key' ? 'provider_key' : 'credits';
   let apiKey: string | undefined;
@@ -356,6 +367,11 @@ function mediaAccess(deps: Deps, workspaceId: string): MediaAccess {
       return { bytes: Buffer.concat((await stream.toArray()) as Buffer[]), mimeType: item.mimeType, sha256: item.sha256 };
     },
   };
+}
+
+/** What a call stopped by its caller had consumed, when its adapter can tell (a streamed chat). */
+function interruptedCost(err: unknown): number {
+  return err instanceof ProviderInterrupted ? err.consumedMillicents : 0;
 }
 
 /** True for the reason of an AbortSignal.timeout() that fired. */

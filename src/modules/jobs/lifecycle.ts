@@ -5,6 +5,7 @@
  * current status and, for workers, on their lease token, so a cancel racing a completion ends in
  * exactly one terminal state and a worker that lost its lease can change nothing.
  */
+import { modeOfScope } from '../../lib/livemode.js';
 import type { Transaction, Updateable } from 'kysely';
 import type { Deps } from '../../deps.js';
 import type { Database, JobStatus, JobsTable } from '../../db/schema.js';
@@ -83,7 +84,7 @@ export async function finishJob(deps: Deps, jobId: string, req: FinishRequest): 
 
 /** jobs_finished_total: the provider of the attempt that ran, else the one the operation is routed to now. */
 function countFinish(deps: Deps, row: JobRow, req: FinishRequest): void {
-  const provider = req.checkpoint?.provider ?? deps.providers.route(row.operation_id)?.providerName ?? 'none';
+  const provider = req.checkpoint?.provider ?? deps.providers.route(row.operation_id, modeOfScope(row.workspace_id))?.providerName ?? 'none';
   deps.metrics.observeJobFinished(row.operation_id, provider, req.status, row.error_code);
 }
 

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
-import { IdParams, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { IdParams, Livemode, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { QueuedJobSchema } from '../runs/schemas.js';
 import { JobMetadataSchema, JobSnapshotSchema } from './schemas.js';
 import { readOutput } from './output.js';
@@ -28,6 +28,7 @@ export const OutputSchema = Type.Object({
 
 const QueueSchema = Type.Object({
   workspaceId: Uuid,
+  livemode: Livemode,
   running: Type.Integer(),
   waiting: Type.Integer(),
   runningLimit: Type.Integer(),

@@ -1,11 +1,12 @@
 /** Schemas of a job as the API answers it, shared by the job routes and the event payloads. */
 import { Type } from 'typebox';
-import { NullableTimestamp, Timestamp, Uuid } from '../../http/schemas.js';
+import { Livemode, NullableTimestamp, Timestamp, Uuid } from '../../http/schemas.js';
 import { JOB_STATUSES } from './states.js';
 
 const JobMetadataFields = {
   id: Uuid,
   workspaceId: Uuid,
+  livemode: Livemode,
   toolSlug: Type.String(),
   operationId: Type.String(),
   status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),

@@ -1,4 +1,5 @@
 /** Reading, cancelling and retrying jobs (GET /v1/jobs…, POST /v1/jobs/{id}/cancel|retry, GET /v1/queue). */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { priceOf, routeFor } from '../tools/service.js';
@@ -49,7 +50,7 @@ export async function queueState(deps: Deps, auth: AuthContext) {
     createdAt: toIso(Number(r.created_at_ms)),
   }));
   const { processing: running, pending: waiting } = await store.activeCounts(deps.db, auth.workspace.id);
-  return { workspaceId: auth.workspace.id, running, waiting, runningLimit: limits.runningJobs, waitingLimit: limits.waitingJobs, items };
+  return { workspaceId: publicWorkspaceId(auth.workspace.id), livemode: isLiveScope(auth.workspace.id), running, waiting, runningLimit: limits.runningJobs, waitingLimit: limits.waitingJobs, items };
 }
 
 /**
@@ -115,13 +116,13 @@ async function retryJobOnce(deps: Deps, auth: AuthContext, jobId: string, idempo
     if (row.funding === 'provider_key') throw new AppError('PERSONAL_PROVIDER_KEY');
     if (row.status !== 'failed' || !op.asynchronous) throw new AppError('JOB_NOT_RETRYABLE');
     // 400 OPERATION_UNAVAILABLE when the deployment no longer offers the operation.
-    routeFor(deps, op);
+    routeFor(deps, op, auth.workspace.id);
     await chargePoints(deps, auth.workspace, operationPoints(op.id), { keyId: auth.key.id, operation: op.id });
     const now = deps.clock.now();
     const input = JSON.parse(row.input_json) as Record<string, unknown>;
     const cp = readCheckpoint(row);
     const stepsLeft = Math.max(1, Number(row.steps_total) - cp.stepsDone);
-    const maximum = Math.ceil((priceOf(deps, op, input).maximumMillicents * stepsLeft) / Number(row.steps_total));
+    const maximum = Math.ceil((priceOf(deps, op, input, auth.workspace.id).maximumMillicents * stepsLeft) / Number(row.steps_total));
     const body = { kind: 'job', jobId, status: 'pending', maximumCostMillicents: maximum };
     await inTransaction(deps, async (trx) => {
       await lockAdmission(deps, trx, auth.workspace.id, auth.key);

@@ -1,4 +1,5 @@
 /** Public shapes of a job: the snapshot (GET /v1/jobs/{id}), list items and queue entries. */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import type { Deps } from '../../deps.js';
 import { toIso } from '../../lib/clock.js';
 import { signedMediaUrl } from '../media/service.js';
@@ -8,6 +9,7 @@ import type { JobReadRow } from './store.js';
 export interface JobMetadata {
   id: string;
   workspaceId: string;
+  livemode: boolean;
   toolSlug: string;
   operationId: string;
   status: string;
@@ -29,7 +31,8 @@ export interface JobSnapshot extends JobMetadata {
 export function toMetadata(row: JobReadRow): JobMetadata {
   return {
     id: row.id,
-    workspaceId: row.workspace_id,
+    workspaceId: publicWorkspaceId(row.workspace_id),
+    livemode: isLiveScope(row.workspace_id),
     toolSlug: row.tool_slug,
     operationId: row.operation_id,
     status: row.status,

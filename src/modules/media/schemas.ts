@@ -1,10 +1,11 @@
 /** A media item as the API answers it, shared by the media routes and the event payloads. */
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../../http/schemas.js';
+import { Livemode, Timestamp, Uuid } from '../../http/schemas.js';
 
 export const MediaItemSchema = Type.Object({
   id: Uuid,
   workspaceId: Uuid,
+  livemode: Livemode,
   name: Type.String({ description: 'The uploaded filename, stripped of any path and control characters.' }),
   mimeType: Type.String(),
   sizeBytes: Type.Integer({ minimum: 0 }),

@@ -6,6 +6,7 @@
  * Reads are scoped to the selected workspace: another workspace's id is 404. Downloads are
  * signed URLs that need no API key and expire after MEDIA_URL_TTL_S.
  */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import { rm } from 'node:fs/promises';
 import type { Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
@@ -35,7 +36,8 @@ export type { MediaItem, MediaRecord } from './store.js';
 export function presentMedia(item: MediaItem) {
   return {
     id: item.id,
-    workspaceId: item.workspaceId,
+    workspaceId: publicWorkspaceId(item.workspaceId),
+    livemode: isLiveScope(item.workspaceId),
     name: item.name,
     mimeType: item.mimeType,
     sizeBytes: item.sizeBytes,

@@ -179,7 +179,7 @@ function raisesCreditsLow(run: QueuedRun, decided: Decided, spendableBefore: num
 
 /** Providers the runs' operations use (those a workspace may fund with its own key). */
 function providersOf(deps: Deps, runs: QueuedRun[]): string[] {
-  return [...new Set(runs.map((r) => personalKeyProvider(deps, r.op)).filter((p): p is string => !!p))].sort();
+  return [...new Set(runs.map((r) => personalKeyProvider(deps, r.op, r.auth.workspace.id)).filter((p): p is string => !!p))].sort();
 }
 
 /**
@@ -288,8 +288,8 @@ function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Fig
         continue;
       }
       run.charged = charged;
-      const price = priceOf(deps, run.op, run.input);
-      const provider = personalKeyProvider(deps, run.op);
+      const price = priceOf(deps, run.op, run.input, run.auth.workspace.id);
+      const provider = personalKeyProvider(deps, run.op, run.auth.workspace.id);
       const situation = { waitingJobs: waiting, ownProviderKey: !!provider && figures.ownProviders.has(provider), spendableMillicents: figures.liveMillicents - held };
       const { funding, holdMillicents } = decideAdmission(run.auth, { queued: true, maximumMillicents: price.maximumMillicents }, situation, now);
       const id = newId();

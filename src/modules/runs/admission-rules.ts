@@ -11,6 +11,7 @@
  * are weighed after these, by the hold itself (reservations/service.ts), since they sum spending
  * per period; the batched path never admits a caller that has any (admission-batch.ts batchable).
  */
+import { modeOfScope } from '../../lib/livemode.js';
 import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import type { OperationContract } from '../../operations/contract.js';
@@ -94,7 +95,7 @@ export function newJobRow(
     error_code: null,
     version: 1,
     attempt: 1,
-    steps_total: deps.providers.route(op.id)!.steps(input),
+    steps_total: deps.providers.route(op.id, modeOfScope(auth.workspace.id))!.steps(input),
     steps_done: 0,
     checkpoint_json: null,
     created_at_ms: now,

@@ -1,4 +1,7 @@
-/** POST /v1/runs: 200 with the result of a synchronous operation, 202 with the job of a queued one. */
+/**
+ * POST /v1/runs: 200 with the result of a synchronous operation, 202 with the job of a queued one;
+ * a chat.generate run that prefers `Accept: text/event-stream` streams its reply (run-stream.ts).
+ */
 import { Type } from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../../deps.js';
@@ -8,11 +11,34 @@ import { operationRequestBodySchema, synchronousResultSchema } from '../../http/
 import { WorkspaceHeaders } from '../../http/schemas.js';
 import { OperationRequestBody, type OperationRequest } from '../tools/schemas.js';
 import { QueuedJobSchema } from './schemas.js';
-import { startRun } from './service.js';
+import { startRun, type RunRequest } from './service.js';
+import { runAnswerModes, runMessage, STREAMED_OPERATIONS, streamRun } from './run-stream.js';
+import { AppError } from '../../http/errors.js';
+import { OPERATION_IDS } from '../../operations/ids.js';
 import { lookup, validateIdempotencyKey } from '../idempotency/service.js';
 import { Timestamp } from '../../http/schemas.js';
 
-const RunHeaders = Type.Intersect([WorkspaceHeaders, Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })) })]);
+const RunHeaders = Type.Intersect([
+  WorkspaceHeaders,
+  Type.Object({
+    'idempotency-key': Type.Optional(Type.String({ description: '1 to 128 characters; required.' })),
+    accept: Type.Optional(
+      Type.String({
+        description:
+          'JSON unless `text/event-stream` is preferred to it (then a chat.generate run streams its reply; see the 200 response). ' +
+          'A request that accepts only `text/event-stream` for an operation that does not stream is 400 INVALID_REQUEST.',
+      }),
+    ),
+  }),
+]);
+
+const STREAM_DESCRIPTION = [
+  'chat.generate with `Accept: text/event-stream` (preferred to JSON): server-sent events once the run is admitted (refusals stay JSON errors). ',
+  '`event: delta` frames with `data: {"text": "…"}` as the reply is generated (joined, they are `result.message.content`); ',
+  'then one `event: result` frame whose data is this envelope as the JSON answer would be, plus `job` (the job snapshot of GET /v1/jobs/{jobId}), and the stream ends. ',
+  'A failure after the stream started is an `event: error` frame with the error body. `: keep-alive` comments while the provider is silent. ',
+  'A client that closes the connection before the result stops the provider call: the job is cancelled and charged what the provider had consumed.',
+].join('');
 
 const immediateFields = {
   kind: Type.Literal('result'),
@@ -31,7 +57,12 @@ const RunResultSchema = Type.Union([
 const documented = {
   body: operationRequestBodySchema(),
   responses: {
-    200: envelopeSchema(Type.Object({ ...immediateFields, result: Type.Unsafe(synchronousResultSchema()) })),
+    200: {
+      content: {
+        'application/json': { schema: envelopeSchema(Type.Object({ ...immediateFields, result: Type.Unsafe(synchronousResultSchema()) })) },
+        'text/event-stream': { schema: Type.String({ description: STREAM_DESCRIPTION }) },
+      },
+    },
     202: envelopeSchema(QueuedJobSchema),
   },
 };
@@ -105,13 +136,26 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       const auth = requireAuth(request);
       // A replayed call that follows the job of its synchronous run (MCP progress) is told its id.
       const watcher = auth.transport === 'mcp' ? request.onSynchronousJob : undefined;
-      const run = await startRun(deps, auth, {
+      // … and, when it follows the reply (a chat.generate call with progress), the text as it comes.
+      const onText = auth.transport === 'mcp' ? request.onSynchronousText : undefined;
+      const base: RunRequest = {
         operationId: request.body.operationId,
         input: request.body.input as Record<string, unknown>,
         idempotencyKey: request.headers['idempotency-key'],
         executionOrigin: auth.transport === 'mcp' ? 'mcp' : 'api',
         ...(watcher ? { onSynchronousJob: watcher } : {}),
-      });
+        ...(onText ? { onText } : {}),
+      };
+      const modes = runAnswerModes(request.headers.accept);
+      if (modes.stream && STREAMED_OPERATIONS.has(request.body.operationId)) return streamRun(deps, request, reply, auth, base);
+      // An unknown operation is left to the run's own refusal (UNKNOWN_OPERATION).
+      if (!modes.json && (OPERATION_IDS as readonly string[]).includes(request.body.operationId)) {
+        throw new AppError('INVALID_REQUEST', {
+          message: `Only ${[...STREAMED_OPERATIONS].join(', ')} runs stream; send \`Accept: application/json\` for ${request.body.operationId}.`,
+          details: { header: 'Accept' },
+        });
+      }
+      const run = await startRun(deps, auth, base);
       if (run.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.status(run.statusCode).send({
         success: true,
@@ -121,10 +165,4 @@ export async function runRoutes(app: FastifyInstance, deps: Deps): Promise<void>
       });
     },
   );
-}
-
-/** The envelope message: a synchronous operation that failed says so (its errorCode says why). */
-function runMessage(run: { statusCode: number; body: Record<string, unknown> }): string {
-  if (run.statusCode === 202) return 'Job queued.';
-  return run.body.status === 'failed' ? 'Operation failed; see errorCode.' : 'Operation completed.';
 }

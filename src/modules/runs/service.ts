@@ -35,14 +35,22 @@ import { hold, spendableCredits } from '../reservations/service.js';
 import { checkOperationRequest, personalKeyProvider, priceOf } from '../tools/service.js';
 import { chargePoints, chargePointsNow, loadPoints } from '../usage/service.js';
 import { inTransaction } from '../../db/group-commit.js';
+import { ClientGone } from '../../providers/types.js';
 
 export interface RunRequest {
   operationId: string;
   input: Record<string, unknown>;
   idempotencyKey: string | string[] | undefined;
   executionOrigin: 'api' | 'mcp' | 'web' | 'system';
-  /** Told the job id of a synchronous run once it is admitted, before it runs (MCP progress). */
+  /** Told the job id of a synchronous run once it is admitted, before it runs (MCP progress, a streamed answer). */
   onSynchronousJob?: (jobId: string) => void;
+  /** The reply's text as it is generated (a streamed chat run, an MCP call with progress): ProviderRun.onText. */
+  onText?: (delta: string) => void;
+  /**
+   * Aborted when the client of a streamed synchronous run goes away: the provider call is stopped
+   * and the job is cancelled, charged what was consumed (executor.ts, ClientGone).
+   */
+  clientGone?: AbortSignal;
 }
 
 export interface RunResponse {
@@ -113,7 +121,7 @@ async function startRunOnce(deps: Deps, auth: AuthContext, req: RunRequest): Pro
   const admitted = await admitSynchronous(deps, auth, op, input, req.executionOrigin, scope, hash);
   if (admitted.kind === 'replay') return replay(deps, auth, admitted);
   req.onSynchronousJob?.(admitted.job.id);
-  return runSynchronously(deps, admitted.job, scope);
+  return runSynchronously(deps, admitted.job, scope, req);
 }
 
 /**
@@ -224,11 +232,11 @@ async function enqueueSingly(deps: Deps, run: QueuedRun): Promise<RunResponse> {
 
 async function admit(deps: Deps, trx: Trx, auth: AuthContext, op: OperationContract, input: Record<string, unknown>, origin: string): Promise<JobRow> {
   const now = deps.clock.now();
-  const price = priceOf(deps, op, input);
+  const price = priceOf(deps, op, input, auth.workspace.id);
   const id = newId();
   // One read of what admission weighs (under the workspace lock the transaction took first), then
   // the key if its budgets need it.
-  const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, personalKeyProvider(deps, op), now);
+  const figures = await readAdmissionFigures(trx, deps.caps, auth.workspace.id, personalKeyProvider(deps, op, auth.workspace.id), now);
   await lockBudgetedKey(deps, trx, auth.key);
   const spendable = await spendableCredits(trx, auth.workspace.id, now, figures);
   const situation = { waitingJobs: figures.waitingJobs, ownProviderKey: figures.ownProviderKey, spendableMillicents: spendable };
@@ -252,14 +260,24 @@ const SYNC_TIMEOUT_MS = 20_000;
  * on it, and kept the signal, those listeners and the request objects they hold alive until then
  * (about 17,000 runs' worth at 850 runs/s), which the garbage collector paid for.
  */
-function runDeadline(ms: number): { signal: AbortSignal; clear(): void } {
+function runDeadline(ms: number, clientGone: AbortSignal | undefined): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  // A streaming client that goes away stops the run the same way, with its own reason.
+  const gone = () => controller.abort(new ClientGone());
+  if (clientGone?.aborted) gone();
+  else clientGone?.addEventListener('abort', gone, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      clientGone?.removeEventListener('abort', gone);
+    },
+  };
 }
 
-async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.IdempotencyScope): Promise<RunResponse> {
-  const deadline = runDeadline(Math.min(SYNC_TIMEOUT_MS, deps.config.jobLeaseMs - 1000));
+async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.IdempotencyScope, req: RunRequest): Promise<RunResponse> {
+  const deadline = runDeadline(Math.min(SYNC_TIMEOUT_MS, deps.config.jobLeaseMs - 1000), req.clientGone);
   let body: Record<string, unknown> | undefined;
   // The response is stored by the transaction that finishes the job: one write fewer per run.
   let outcome: Awaited<ReturnType<typeof executeJob>>;
@@ -269,6 +287,7 @@ async function runSynchronously(deps: Deps, job: JobRow, scope: idempotency.Idem
         body = syncResponse(row);
         await idempotency.complete(trx, scope, 200, body);
       },
+      ...(req.onText ? { onText: req.onText } : {}),
     });
   } finally {
     deadline.clear();

@@ -9,6 +9,7 @@ import { forbiddenOperation } from '../auth/service.js';
 import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
 import { findDomain } from '../domains/store.js';
+import { modeOfScope } from '../../lib/livemode.js';
 
 const validators = new WeakMap<object, ReturnType<typeof compileStrict>>();
 
@@ -59,16 +60,17 @@ function validatorFor(route: OperationRoute) {
 
 /** The tools and operations the key may run, among those this deployment offers (the providers file). */
 export function catalog(deps: Deps, key: ApiKey) {
+  const mode = key.mode;
   return TOOLS.map((tool) => ({
     slug: tool.slug,
     name: tool.name,
     description: tool.description,
     operations: tool.operations
-      .filter((op) => key.operations.includes(op.id) && deps.providers.offers(op.id))
+      .filter((op) => key.operations.includes(op.id) && deps.providers.offers(op.id, mode))
       .map((op) => ({
         operationId: op.id,
         summaryKey: op.summaryKey,
-        inputSchema: deps.providers.route(op.id)!.inputSchema as unknown as Record<string, unknown>,
+        inputSchema: deps.providers.route(op.id, mode)!.inputSchema as unknown as Record<string, unknown>,
         usagePoints: operationPoints(op.id),
         asynchronous: op.asynchronous,
       })),
@@ -76,18 +78,19 @@ export function catalog(deps: Deps, key: ApiKey) {
 }
 
 /**
- * Where an operation runs in this deployment; 400 OPERATION_UNAVAILABLE when the providers file
- * maps no provider to it (and does not fall back to the simulated provider).
+ * Where an operation runs in this deployment for work in `workspaceId` (a live workspace or a
+ * test twin: lib/livemode.ts); 400 OPERATION_UNAVAILABLE when the providers file maps no provider
+ * to it (and does not fall back to the simulated provider).
  */
-export function routeFor(deps: Deps, op: OperationContract): OperationRoute {
-  const route = deps.providers.route(op.id);
+export function routeFor(deps: Deps, op: OperationContract, workspaceId: string): OperationRoute {
+  const route = deps.providers.route(op.id, modeOfScope(workspaceId));
   if (!route) throw new AppError('OPERATION_UNAVAILABLE', { details: { operationId: op.id } });
   return route;
 }
 
 /** The name a workspace's own key for the operation's provider is stored under, or null when the route takes none. */
-export function personalKeyProvider(deps: Deps, op: OperationContract): string | null {
-  const route = routeFor(deps, op);
+export function personalKeyProvider(deps: Deps, op: OperationContract, workspaceId: string): string | null {
+  const route = routeFor(deps, op, workspaceId);
   return route.personalKeys ? route.providerName : null;
 }
 
@@ -107,7 +110,7 @@ export async function checkOperationRequest(
   const op = findOperation(operationId);
   if (!op) throw new AppError('UNKNOWN_OPERATION', { details: { operationId } });
   if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
-  const route = routeFor(deps, op);
+  const route = routeFor(deps, op, workspaceId);
   checkInputDepth(input);
   const copy = structuredClone(input);
   const validate = validatorFor(route);
@@ -151,13 +154,13 @@ async function checkVerifiedHost(deps: Deps, workspaceId: string, field: string,
   }
 }
 
-export function priceOf(deps: Deps, op: OperationContract, input: Record<string, unknown>): Price {
-  return routeFor(deps, op).price(input);
+export function priceOf(deps: Deps, op: OperationContract, input: Record<string, unknown>, workspaceId: string): Price {
+  return routeFor(deps, op, workspaceId).price(input);
 }
 
 export async function estimate(deps: Deps, key: ApiKey, workspaceId: string, operationId: string, input: Record<string, unknown>) {
   const checked = await checkOperationRequest(deps, key, workspaceId, operationId, input);
-  const price = priceOf(deps, checked.op, checked.input);
+  const price = priceOf(deps, checked.op, checked.input, workspaceId);
   return {
     operationId: checked.op.id,
     estimatedCostMillicents: price.estimatedMillicents,
@@ -177,7 +180,7 @@ export function operationQuotes(deps: Deps, key: ApiKey) {
       const typical = contract.typicalInput;
       let price: Price | undefined;
       try {
-        price = priceOf(deps, contract, typical.input);
+        price = deps.providers.route(contract.id, key.mode)!.price(typical.input);
       } catch {
         price = undefined; // a price function that cannot quote the typical input: no figure rather than a wrong one
       }

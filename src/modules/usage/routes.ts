@@ -1,16 +1,18 @@
 /** GET /v1/usage: points windows, budgets and stream availability of the selected workspace. */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import { usageHistoryRoutes } from './history-routes.js';
 import { Type } from 'typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
-import { Millicents, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { Livemode, Millicents, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
 import { windowIso } from '../../lib/clock.js';
 import { usageReport, type UsageReport } from './service.js';
 
 const UsageSchema = Type.Object({
   workspaceId: Uuid,
+  livemode: Livemode,
   plan: Type.String(),
   points: Type.Object({
     minuteLimit: Type.Integer(),
@@ -37,7 +39,8 @@ const UsageSchema = Type.Object({
 function present(request: FastifyRequest, r: UsageReport) {
   const p = r.points;
   return ok(request, {
-    workspaceId: r.workspaceId,
+    workspaceId: publicWorkspaceId(r.workspaceId),
+    livemode: isLiveScope(r.workspaceId),
     plan: r.plan,
     points: {
       minuteLimit: p.minuteLimit,

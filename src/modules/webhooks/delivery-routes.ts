@@ -5,7 +5,8 @@ import type { Deps } from '../../deps.js';
 import { requireAuth } from '../../http/auth-hook.js';
 import { envelopeSchema, ok } from '../../http/envelope.js';
 import { PageQuerySchema, type PageQuery } from '../../http/pagination.js';
-import { NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { Livemode, NullableTimestamp, Timestamp, Uuid, WorkspaceHeaders } from '../../http/schemas.js';
+import { isLiveScope } from '../../lib/livemode.js';
 import { toIso } from '../../lib/clock.js';
 import { listWebhookDeliveries, replayDelivery } from './delivery-service.js';
 import type { Delivery } from './delivery-store.js';
@@ -21,6 +22,7 @@ export const DeliverySchema = Type.Object({
   lastErrorCode: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
   deliveredAt: NullableTimestamp,
+  livemode: Livemode,
 });
 
 export function presentDelivery(d: Delivery) {
@@ -35,6 +37,7 @@ export function presentDelivery(d: Delivery) {
     lastErrorCode: d.lastErrorCode,
     createdAt: toIso(d.createdAt),
     deliveredAt: toIso(d.deliveredAt),
+    livemode: isLiveScope(d.workspaceId),
   };
 }
 

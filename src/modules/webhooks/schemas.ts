@@ -1,7 +1,7 @@
 /** TypeBox schemas of the webhook endpoints: they validate requests, shape responses and feed /openapi.json. */
 import { Type, type Static } from 'typebox';
 import { ErrorBodySchema } from '../../http/envelope.js';
-import { Timestamp, Uuid } from '../../http/schemas.js';
+import { Livemode, Timestamp, Uuid } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../events/store.js';
 import { MAX_URL_LENGTH } from './destination.js';
 import { MAX_ACTIVE_WEBHOOKS } from './service.js';
@@ -27,6 +27,7 @@ const EventTypesField = Type.Array(EventTypeSchema, {
 export const WebhookSchema = Type.Object({
   id: Uuid,
   workspaceId: Uuid,
+  livemode: Livemode,
   url: Type.String(),
   eventTypes: Type.Array(EventTypeSchema),
   enabled: Type.Boolean(),

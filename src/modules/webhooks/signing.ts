@@ -6,6 +6,7 @@
  * check; the scheme is Stripe's, so its libraries verify it
  * (test/webhooks/webhook-delivery.test.ts).
  */
+import { isLiveScope, publicWorkspaceId } from '../../lib/livemode.js';
 import { createHmac } from 'node:crypto';
 import { toIso } from '../../lib/clock.js';
 
@@ -27,7 +28,8 @@ export interface EventRecord {
  * bytes equal JSON.stringify of the parsed event and are the same at every attempt.
  */
 export function eventBody(e: EventRecord): string {
-  return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"workspaceId":${JSON.stringify(e.workspaceId)},"createdAt":"${createdIso(e.createdAtMs)}","data":${e.dataJson}}`;
+  const live = isLiveScope(e.workspaceId);
+  return `{"id":${JSON.stringify(e.id)},"type":${JSON.stringify(e.type)},"workspaceId":${JSON.stringify(live ? e.workspaceId : publicWorkspaceId(e.workspaceId))},"livemode":${live},"createdAt":"${createdIso(e.createdAtMs)}","data":${e.dataJson}}`;
 }
 
 /** The last whole second formatted, as `YYYY-MM-DDTHH:MM:SS.` (a worker sends events in creation order). */

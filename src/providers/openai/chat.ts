@@ -1,8 +1,13 @@
-/** chat.generate on an `openai` provider: POST /chat/completions, priced by the tokens it reports. */
+/**
+ * chat.generate on an `openai` provider: POST /chat/completions, priced by the tokens it reports.
+ * A caller that takes the reply as it is generated (ProviderRun.onText) gets the streamed call of
+ * chat-stream.ts instead, with the same request, result and cost.
+ */
 import { chatInputTokenBound } from '../../operations/pricing.js';
 import { isReasoningChatModel } from '../openai-models.js';
 import { ProviderError, type ProviderResult, type ProviderRun } from '../types.js';
 import { answerModel, isObject, type OpenAiCalls } from './calls.js';
+import { runChatStream } from './chat-stream.js';
 import { OPENAI_MAX_BYTES } from './limits.js';
 
 interface ChatMessage {
@@ -10,33 +15,71 @@ interface ChatMessage {
   content: string;
 }
 
-export async function runChat({ clientFor, guarded }: OpenAiCalls, job: ProviderRun): Promise<ProviderResult> {
+export interface ChatTokens {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What a chat call sends, and the bounds its cost follows from. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens: number;
+  /** The body of POST /chat/completions (without the stream fields). */
+  body: Record<string, unknown>;
+}
+
+export function chatRequest(job: ProviderRun): ChatRequest {
   const messages = (Array.isArray(job.input.messages) ? job.input.messages : []) as ChatMessage[];
   const maxTokens = typeof job.input.maxTokens === 'number' ? job.input.maxTokens : 512;
   const temperature = typeof job.input.temperature === 'number' ? job.input.temperature : undefined;
   const model = job.route.model!;
   const reasoning = isReasoningChatModel(model);
-  const api = await clientFor(job, OPENAI_MAX_BYTES.chat);
+  const body = {
+    model,
+    messages: messages.map((m) => ({ role: m.role, content: m.content })),
+    // The bound that makes the maximum cost true: max_tokens, understood by every compatible
+    // server; reasoning models refuse it and take max_completion_tokens (openai-models.ts).
+    ...(reasoning ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
+    // Reasoning models take only the default temperature (their input schema has none).
+    ...(temperature !== undefined && !reasoning ? { temperature } : {}),
+  };
+  return { model, messages, maxTokens, body };
+}
+
+/** The tokens a call is charged for: the reported usage, or without figures the bound (never less than the provider may have used). */
+export function chargedTokens(request: ChatRequest, usage: ChatTokens | undefined): ChatTokens {
+  return usage ?? { inputTokens: chatInputTokenBound(request.messages), outputTokens: request.maxTokens };
+}
+
+/** The result of a chat call, the same whether it was streamed or not. */
+export function chatResult(job: ProviderRun, request: ChatRequest, answer: { content: string; finishReason: unknown; used: ChatTokens; model: unknown; cost: number }): ProviderResult {
+  return {
+    data: {
+      message: { role: 'assistant', content: answer.content },
+      finishReason: typeof answer.finishReason === 'string' ? answer.finishReason : 'stop',
+      usage: answer.used,
+      provider: job.route.providerName,
+      model: answerModel(answer.model, request.model),
+    },
+    files: [],
+    costMillicents: answer.cost,
+  };
+}
+
+export async function runChat(calls: OpenAiCalls, job: ProviderRun): Promise<ProviderResult> {
+  const request = chatRequest(job);
+  if (job.onText) return runChatStream(calls, job, request);
+  const api = await calls.clientFor(job, OPENAI_MAX_BYTES.chat);
   let consumed = 0;
-  return guarded(
+  return calls.guarded(
     job,
     async () => {
-      const answer = (await api.chat.completions.create(
-        {
-          model,
-          messages: messages.map((m) => ({ role: m.role, content: m.content })),
-          // The bound that makes the maximum cost true: max_tokens, understood by every compatible
-          // server; reasoning models refuse it and take max_completion_tokens (openai-models.ts).
-          ...(reasoning ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
-          // Reasoning models take only the default temperature (their input schema has none).
-          ...(temperature !== undefined && !reasoning ? { temperature } : {}),
-        },
-        { signal: job.signal },
-      )) as unknown;
+      const answer = (await api.chat.completions.create(request.body as never, { signal: job.signal })) as unknown;
       const body = isObject(answer) ? answer : {};
       const usage = readUsage(body.usage);
       // Without usage figures the bound is charged: never less than the provider may have used.
-      const used = usage ?? { inputTokens: chatInputTokenBound(messages), outputTokens: maxTokens };
+      const used = chargedTokens(request, usage);
       const cost = job.charge(used);
       // A broken answer is charged only for the usage it reports.
       consumed = usage ? cost : 0;
@@ -45,27 +88,16 @@ export async function runChat({ clientFor, guarded }: OpenAiCalls, job: Provider
       if (!isObject(choice) || !isObject(message)) throw new ProviderError('PROVIDER_ERROR', 'The provider answer has no message.');
       const content = typeof message.content === 'string' ? message.content : message.content == null ? '' : undefined;
       if (content === undefined) throw new ProviderError('PROVIDER_ERROR', 'The provider answer has a message without text.');
-      return {
-        data: {
-          message: { role: 'assistant', content },
-          finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
-          usage: used,
-          provider: job.route.providerName,
-          model: answerModel(body.model, model),
-        },
-        files: [],
-        costMillicents: cost,
-      };
+      return chatResult(job, request, { content, finishReason: choice.finish_reason, used, model: body.model, cost });
     },
     () => consumed,
   );
 }
 
-
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 
-/** Token usage of a chat answer, when it reports both figures. */
-function readUsage(usage: unknown): { inputTokens: number; outputTokens: number } | undefined {
+/** Token usage of a chat answer or stream chunk, when it reports both figures. */
+export function readUsage(usage: unknown): ChatTokens | undefined {
   if (!isObject(usage)) return undefined;
   const inputTokens = count(usage.prompt_tokens);
   const outputTokens = count(usage.completion_tokens);

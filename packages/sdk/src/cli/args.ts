@@ -5,7 +5,7 @@ export class UsageError extends Error {
 }
 
 /** Flags that take no value. */
-const BOOLEAN_FLAGS = new Set(['json', 'wait', 'verify', 'follow', 'help', 'all', 'from-start']);
+const BOOLEAN_FLAGS = new Set(['json', 'wait', 'stream', 'verify', 'follow', 'help', 'all', 'from-start']);
 
 export interface ParsedArgs {
   positionals: string[];

@@ -132,10 +132,11 @@ export async function costs(c: Context): Promise<number> {
   return EXIT.OK;
 }
 
-/** `run OP --input JSON|@file [--wait] [--out FILE] [--idempotency-key K]` */
+/** `run OP --input JSON|@file [--wait | --stream] [--out FILE] [--idempotency-key K]` */
 export async function run(c: Context): Promise<number> {
   const op = one(c.args, 'operation id (run OP --input JSON)') as OperationId;
   const input = readInput(c.args);
+  if (c.args.bool('stream')) return runStreamed(c, op, input);
   const wait = c.args.bool('wait') || c.args.flag('out') !== undefined;
   const key = c.args.flag('idempotency-key');
   const created = await c.client.runs.create(op, input as never, { signal: c.signal, ...(key ? { idempotencyKey: key } : {}) });
@@ -149,6 +150,33 @@ export async function run(c: Context): Promise<number> {
     return EXIT.OK;
   }
   return waitAndReport(c, created.jobId);
+}
+
+/**
+ * `run OP --stream`: the reply's text on stdout as it is generated (JSON lines `{type: "delta",
+ * text}` and then the result event with --json), then the outcome on stderr. Interrupting the
+ * command closes the stream, which stops the run (its job is cancelled, charged what was consumed).
+ */
+async function runStreamed(c: Context, op: OperationId, input: Record<string, unknown>): Promise<number> {
+  const key = c.args.flag('idempotency-key');
+  let streamed = false;
+  for await (const event of c.client.runs.stream(op, input as never, { signal: c.signal, ...(key ? { idempotencyKey: key } : {}) })) {
+    if (event.type === 'delta') {
+      streamed = true;
+      if (c.print.json) c.print.line(event, event.text);
+      else c.print.text(event.text);
+      continue;
+    }
+    const data = event.data;
+    if (c.print.json) c.print.line(event, '');
+    else {
+      if (streamed) c.print.text('\n');
+      c.print.note(`${event.job.status} (job ${event.job.id}, cost ${millicents(event.job.costMillicents)})${event.job.errorCode ? ` error ${event.job.errorCode}` : ''}`);
+      if (data.kind === 'result' && !streamed && data.result !== null) c.print.result(data.result);
+    }
+    return event.job.status === 'completed' || data.kind === 'job' ? EXIT.OK : EXIT.JOB_UNSUCCESSFUL;
+  }
+  return EXIT.UNEXPECTED;
 }
 
 async function waitAndReport(c: Context, jobId: string): Promise<number> {
@@ -318,4 +346,12 @@ export function eventSubject(e: { data: unknown }): string {
   if (data?.job?.id) return ` job ${data.job.id}`;
   if (data?.media?.id) return ` media ${data.media.id}`;
   return '';
+}
+
+/** trigger TYPE: a sample event to the test webhooks (test keys only), as `stripe trigger` does. */
+export async function trigger(c: Context): Promise<number> {
+  const type = one(c.args, 'event type (trigger TYPE, e.g. job.completed)');
+  const sent = await c.client.testHelpers.triggerEvent(type, { signal: c.signal });
+  c.print.result(sent, (v: typeof sent) => `sent ${v.event.type} ${v.event.id} to ${v.deliveries} test webhook${v.deliveries === 1 ? '' : 's'}`);
+  return EXIT.OK;
 }

@@ -36,6 +36,8 @@ export interface Printer {
   result(value: unknown, human?: (value: any) => string): void;
   /** One line of a stream of results (events, deliveries): a JSON line with --json. */
   line(value: unknown, human: string): void;
+  /** Text on stdout exactly as given, no line added (a reply as it streams). */
+  text(chunk: string): void;
   /** A note for the user on stderr (never part of the result). */
   note(text: string): void;
   error(err: unknown): void;
@@ -49,6 +51,9 @@ export function createPrinter(json: boolean, stdout: NodeJS.WritableStream = pro
     },
     line(value, human) {
       stdout.write(`${json ? JSON.stringify(value) : human}\n`);
+    },
+    text(chunk) {
+      stdout.write(chunk);
     },
     note(text) {
       stderr.write(`${text}\n`);

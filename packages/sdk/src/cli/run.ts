@@ -23,6 +23,8 @@ Commands:
   run OP --input JSON|@file [--wait] [--out FILE] [--idempotency-key K]
                                               run an operation; --wait follows the job and prints the result;
                                               --out writes the verified output and downloads produced files
+  run chat.generate --input JSON|@file --stream
+                                              print the reply as it is generated (outcome on stderr)
   jobs list [--limit N] [--cursor C]
   jobs get|cancel|wait ID
   jobs retry ID [--wait]
@@ -31,6 +33,7 @@ Commands:
   media download ID [--out FILE]              download through a signed URL, sha256 checked
   media list [--limit N] [--cursor C]
   events tail [--types a,b] [--follow] [--cursor C]
+  trigger TYPE                                sample event of TYPE to the test webhooks (test keys only)
   listen --forward-to URL [--types a,b] [--state FILE] [--secret S] [--from-start] [--poll-interval MS]
                                               forward events to a local URL, signed like real webhooks
 
@@ -89,6 +92,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
         return await commands.media(c);
       case 'events':
         return await commands.events(c);
+      case 'trigger':
+        return await commands.trigger(c);
       case 'listen':
         return await listen(c, config, env);
       default:

@@ -354,6 +354,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test/webhook-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sample event to the test webhooks (test keys only)
+         * @description Stores a sample event of `type` in test mode, as `stripe trigger` does: it appears in the test event feed and is delivered, signed like any other, to every test webhook subscribed to its type. The ids in its data are made for the sample. Live keys get 403 TEST_MODE_ONLY.
+         *
+         *     Scope: `webhooks:write`. Costs 5 usage points. Success code: `PUBLIC_TEST_WEBHOOK_EVENTS_CREATE`.
+         */
+        post: operations["PUBLIC_TEST_WEBHOOK_EVENTS_CREATE"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -1261,10 +1283,14 @@ export interface operations {
                                 expiresAt: string | null;
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 provenance: string;
                                 /** @description Integer millicents (1 cent = 1000 millicents). */
                                 remainingMillicents: number;
                             }[];
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             nextCursor: string | null;
                             /** @description Integer millicents (1 cent = 1000 millicents). */
                             reservedMillicents: number;
@@ -1865,6 +1891,8 @@ export interface operations {
                                         executionOrigin: string | null;
                                         /** Format: uuid */
                                         id: string;
+                                        /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                        livemode: boolean;
                                         maximumCostMillicents: number;
                                         operationId: string;
                                         progress: {
@@ -1880,6 +1908,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 type: "job.completed" | "job.failed" | "job.cancelled";
                                 /** Format: uuid */
                                 workspaceId: string;
@@ -1900,6 +1930,8 @@ export interface operations {
                                         downloadUrl: string | null;
                                         /** Format: uuid */
                                         id: string;
+                                        /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                        livemode: boolean;
                                         mimeType: string;
                                         /** @description The uploaded filename, stripped of any path and control characters. */
                                         name: string;
@@ -1912,6 +1944,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "media.created";
                                 /** Format: uuid */
@@ -1936,6 +1970,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "budget.threshold_crossed";
                                 /** Format: uuid */
@@ -1951,6 +1987,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "credits.low";
                                 /** Format: uuid */
@@ -1972,6 +2010,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "allocation.expiring";
                                 /** Format: uuid */
@@ -1987,6 +2027,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "key.expiring";
                                 /** Format: uuid */
@@ -2002,6 +2044,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "key.suspended";
                                 /** Format: uuid */
@@ -2025,6 +2069,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @enum {string} */
                                 type: "webhook.failing";
                                 /** Format: uuid */
@@ -2037,6 +2083,8 @@ export interface operations {
                                 };
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 type: string;
                                 /** Format: uuid */
                                 workspaceId: string;
@@ -2211,6 +2259,8 @@ export interface operations {
                                 executionOrigin: string | null;
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 maximumCostMillicents: number;
                                 operationId: string;
                                 progress: {
@@ -2390,6 +2440,8 @@ export interface operations {
                             executionOrigin: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             maximumCostMillicents: number;
                             operationId: string;
                             output: {
@@ -2570,6 +2622,8 @@ export interface operations {
                             executionOrigin: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             maximumCostMillicents: number;
                             operationId: string;
                             output: {
@@ -3320,6 +3374,8 @@ export interface operations {
                                 downloadUrl: string | null;
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 mimeType: string;
                                 /** @description The uploaded filename, stripped of any path and control characters. */
                                 name: string;
@@ -3494,6 +3550,8 @@ export interface operations {
                             downloadUrl: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             mimeType: string;
                             /** @description The uploaded filename, stripped of any path and control characters. */
                             name: string;
@@ -3838,6 +3896,8 @@ export interface operations {
                             downloadUrl: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             mimeType: string;
                             /** @description The uploaded filename, stripped of any path and control characters. */
                             name: string;
@@ -4048,6 +4108,8 @@ export interface operations {
                                 status: string;
                                 toolSlug: string;
                             }[];
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             running: number;
                             runningLimit: number;
                             waiting: number;
@@ -4193,6 +4255,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description JSON unless `text/event-stream` is preferred to it (then a chat.generate run streams its reply; see the 200 response). A request that accepts only `text/event-stream` for an operation that does not stream is 400 INVALID_REQUEST. */
+                accept?: string;
                 /** @description 1 to 128 characters; required. */
                 "idempotency-key": string;
                 /** @description UUID of a workspace included in the API key. */
@@ -4231,6 +4295,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                     };
+                    "text/event-stream": string;
                 };
             };
             /** @description Run accepted. */
@@ -4609,6 +4674,419 @@ export interface operations {
             };
         };
     };
+    PUBLIC_TEST_WEBHOOK_EVENTS_CREATE: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event type to send a sample of. */
+                    type: "job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing";
+                };
+            };
+        };
+        responses: {
+            /** @description Sample event sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            /** @description Test webhooks the event was queued for. */
+                            deliveries: number;
+                            event: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The job snapshot at the change, without output. */
+                                data: {
+                                    job: {
+                                        completedAt: string | null;
+                                        costMillicents: number;
+                                        /** Format: date-time */
+                                        createdAt: string;
+                                        errorCode: string | null;
+                                        executionOrigin: string | null;
+                                        /** Format: uuid */
+                                        id: string;
+                                        /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                        livemode: boolean;
+                                        maximumCostMillicents: number;
+                                        operationId: string;
+                                        progress: {
+                                            percentage: number;
+                                        };
+                                        startedAt: string | null;
+                                        status: "pending" | "processing" | "completed" | "failed" | "cancelled";
+                                        toolSlug: string;
+                                        version: number;
+                                        /** Format: uuid */
+                                        workspaceId: string;
+                                    };
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                type: "job.completed" | "job.failed" | "job.cancelled";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description The new media item. */
+                                data: {
+                                    /**
+                                     * Format: uuid
+                                     * @description The job that produced the item; absent for uploads.
+                                     */
+                                    jobId?: string;
+                                    media: {
+                                        /** Format: date-time */
+                                        createdAt: string;
+                                        /** @description Always null here; use the download endpoint. */
+                                        downloadUrl: string | null;
+                                        /** Format: uuid */
+                                        id: string;
+                                        /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                        livemode: boolean;
+                                        mimeType: string;
+                                        /** @description The uploaded filename, stripped of any path and control characters. */
+                                        name: string;
+                                        /** @description Hex SHA-256 of the stored bytes. */
+                                        sha256: string;
+                                        sizeBytes: number;
+                                        /** Format: uuid */
+                                        workspaceId: string;
+                                    };
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "media.created";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    budget: {
+                                        /** Format: uuid */
+                                        keyId?: string;
+                                        period: "day" | "week" | "month";
+                                        scope: "key" | "workspace";
+                                    };
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    limitMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    reservedMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    spentMillicents: number;
+                                    thresholdPercent: 50 | 80 | 100;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "budget.threshold_crossed";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    spendableMillicents: number;
+                                    /** @description Integer millicents (1 cent = 1000 millicents). */
+                                    thresholdMillicents: number;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "credits.low";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    allocation: {
+                                        /** Format: date-time */
+                                        createdAt: string;
+                                        expiresAt: string | null;
+                                        /** Format: uuid */
+                                        id: string;
+                                        provenance: string;
+                                        /** @description Integer millicents (1 cent = 1000 millicents). */
+                                        remainingMillicents: number;
+                                    };
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "allocation.expiring";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** Format: date-time */
+                                    expiresAt: string;
+                                    /** Format: uuid */
+                                    keyId: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "key.expiring";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    /** Format: uuid */
+                                    keyId: string;
+                                    /** Format: date-time */
+                                    until: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "key.suspended";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    attempts: number;
+                                    /** Format: uuid */
+                                    deliveryId: string;
+                                    /** Format: uuid */
+                                    eventId: string;
+                                    /** @description True when the delivery gave up; false while it is still retried. */
+                                    final: boolean;
+                                    hostname: string;
+                                    lastErrorCode: string;
+                                    lastStatusCode: number | null;
+                                    /** Format: uuid */
+                                    webhookId: string;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                /** @enum {string} */
+                                type: "webhook.failing";
+                                /** Format: uuid */
+                                workspaceId: string;
+                            } | {
+                                /** Format: date-time */
+                                createdAt: string;
+                                data: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: uuid */
+                                id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                type: string;
+                                /** Format: uuid */
+                                workspaceId: string;
+                            };
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description TEST_MODE_ONLY (a live key), or the usual key refusals. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE: the request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
     PUBLIC_TOOLS_LIST: {
         parameters: {
             query?: never;
@@ -4820,6 +5298,8 @@ export interface operations {
                                 jobId: string | null;
                                 /** @description The API key whose job the entry belongs to; null for entries of no job. */
                                 keyId: string | null;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description The operation the job ran; null for entries of no job. */
                                 operationId: string | null;
                                 toolSlug: string | null;
@@ -4995,6 +5475,8 @@ export interface operations {
                                 /** @description Integer millicents (1 cent = 1000 millicents). */
                                 spentMillicents: number;
                             }[];
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
                             plan: string;
                             points: {
                                 minuteLimit: number;
@@ -5385,6 +5867,8 @@ export interface operations {
                                 eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description When the webhook was revoked; null while active. */
                                 revokedAt: string | null;
                                 /** Format: date-time */
@@ -5572,6 +6056,8 @@ export interface operations {
                                 eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description When the webhook was revoked; null while active. */
                                 revokedAt: string | null;
                                 /** Format: date-time */
@@ -5789,6 +6275,8 @@ export interface operations {
                                 id: string;
                                 lastErrorCode: string | null;
                                 lastStatusCode: number | null;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 replayCount: number;
                                 status: "pending" | "delivering" | "succeeded" | "failed";
                                 /** Format: uuid */
@@ -5965,6 +6453,8 @@ export interface operations {
                                 id: string;
                                 lastErrorCode: string | null;
                                 lastStatusCode: number | null;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 replayCount: number;
                                 status: "pending" | "delivering" | "succeeded" | "failed";
                                 /** Format: uuid */
@@ -6157,6 +6647,8 @@ export interface operations {
                                 eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description When the webhook was revoked; null while active. */
                                 revokedAt: string | null;
                                 /** Format: date-time */
@@ -6372,6 +6864,8 @@ export interface operations {
                                 eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description When the webhook was revoked; null while active. */
                                 revokedAt: string | null;
                                 /** Format: date-time */
@@ -6592,6 +7086,8 @@ export interface operations {
                                 eventTypes: ("job.completed" | "job.failed" | "job.cancelled" | "media.created" | "budget.threshold_crossed" | "credits.low" | "allocation.expiring" | "key.expiring" | "key.suspended" | "webhook.failing")[];
                                 /** Format: uuid */
                                 id: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
                                 /** @description When the webhook was revoked; null while active. */
                                 revokedAt: string | null;
                                 /** Format: date-time */
