@@ -3,6 +3,7 @@
  * secret's prefix, `client.testHelpers.triggerEvent` and `was-client trigger TYPE` against the built
  * server on a real socket; a live key is refused (403 TEST_MODE_ONLY, exit code 4).
  */
+import { waitUntil } from '../support/wait.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from '../../packages/sdk/src/node.js';
@@ -42,7 +43,8 @@ describeEachServer('test mode from the SDK and was-client', (get) => {
     assert.equal(client.mode, 'test');
     const sent = await client.testHelpers.triggerEvent('job.completed');
     assert.deepEqual([sent.event.type, sent.event.livemode, sent.event.workspaceId, sent.deliveries], ['job.completed', false, tenant.workspaceId, 0]);
-    const feed = await client.events.list({ types: ['job.completed'] });
+    // Read until the feed shows it (it may hold events back while other suites' transactions run).
+    const feed = await waitUntil(() => client.events.list({ types: ['job.completed'] }), (page) => page.items.some((e) => e.id === sent.event.id), 'the sample in the test feed', 10_000);
     assert.ok(feed.items.some((e) => e.id === sent.event.id), 'the sample is in the test feed');
 
     const viaCli = await runCli(['trigger', 'media.created', '--json'], { ...env, SERVICE_API_KEY: secret });
