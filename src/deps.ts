@@ -87,8 +87,7 @@ export interface CreateDepsOptions {
  */
 async function checkProvidersFile(options: CreateDepsOptions): Promise<LocalEngines> {
   const { config } = options;
-  // Without a file, live keys get the local engines whose programs this machine has (machine-file.ts).
-  if (!config.providers) return config.simulateLive ? {} : probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
+  if (!config.providers) return {};
   let engines: LocalEngines = {};
   const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
   const problems = await checkProviderAddresses(config.providers, resolve);
@@ -131,7 +130,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const epochTimer = pollAuthEpoch(handle.db, authCache, log, options.epochPollMs ?? 500);
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
-  const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs, simulateLive: config.simulateLive });
+  const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs });
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;

@@ -42,8 +42,7 @@ const started: ChildProcess[] = [];
 function startProcess(args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [DIST_MAIN, ...args], {
     cwd: resolve('.'),
-    // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why).
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', SIMULATE_LIVE: 'true', ...env },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
