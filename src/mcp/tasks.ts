@@ -20,6 +20,7 @@
  *   answer. Notifications need an SSE response: the endpoint answers with a stream exactly when
  *   the body holds tasks/result or a tools/call with a progressToken (routes.ts), JSON otherwise.
  */
+import { publicWorkspaceId } from '../lib/livemode.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -108,7 +109,8 @@ function refusalError(what: string, answer: ReplayedAnswer): McpError {
 async function readTaskJob(deps: Deps, app: FastifyInstance, original: FastifyRequest, taskId: string): Promise<{ workspaceId: string; answer: ReplayedAnswer }> {
   const workspaceId = await jobWorkspaceId(deps, taskId);
   if (!workspaceId) throw notFound(taskId);
-  const answer = await replayRest(app, original, { method: 'GET', url: `/v1/jobs/${taskId}`, workspaceId });
+  // The header names the workspace the client knows: a test job's row holds its test twin (lib/livemode.ts).
+  const answer = await replayRest(app, original, { method: 'GET', url: `/v1/jobs/${taskId}`, workspaceId: publicWorkspaceId(workspaceId) });
   if (answer.statusCode === 404 || (answer.statusCode === 403 && answer.body.code === 'FORBIDDEN_WORKSPACE')) throw notFound(taskId);
   if (answer.statusCode >= 400) throw refusalError('tasks', answer);
   return { workspaceId, answer };
@@ -279,7 +281,7 @@ export function registerTaskHandlers(server: Server, deps: Deps, app: FastifyIns
     const { workspaceId, answer: read } = await readTaskJob(deps, app, original, taskId);
     // A task that ended cannot be cancelled (MCP), even where REST answers an idempotent repeat.
     if (isTerminalJob(snapshotOf(read).status)) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: the job already ended (${snapshotOf(read).status}).`);
-    const answer = await replayRest(app, original, { method: 'POST', url: `/v1/jobs/${taskId}/cancel`, workspaceId });
+    const answer = await replayRest(app, original, { method: 'POST', url: `/v1/jobs/${taskId}/cancel`, workspaceId: publicWorkspaceId(workspaceId) });
     if (answer.statusCode === 409) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task ${taskId}: the job already ended.`);
     if (answer.statusCode >= 400) throw refusalError('tasks/cancel', answer);
     return taskOf(snapshotOf(answer));

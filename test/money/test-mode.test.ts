@@ -19,6 +19,8 @@ import { drain, run } from '../support/jobs.js';
 import { keyBody, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { png, upload } from '../support/media.js';
 import { emit } from '../support/webhooks.js';
+import { connectClient } from '../support/mcp-client.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { verifyHost } from '../support/webhook-hosts.js';
 
 type Caller = Pick<Tenant, 'secret' | 'workspace'>;
@@ -310,5 +312,27 @@ describeEachDatabase('test mode', (getCtx) => {
     assert.equal(low.deliveries, 0);
     assert.deepEqual(low.event.data, { spendableMillicents: 900, thresholdMillicents: 1_000 });
     assertError(await post(ctx, tk, '/v1/test/webhook-events', { type: 'job.exploded' }), 400, 'INVALID_REQUEST');
+  });
+  test('rule "test objects stay in test mode" over MCP: a test key follows its own runs as tasks; a live key finds no test task', async () => {
+    const ctx = getCtx();
+    const { live, test: tk } = await tenantWithTestKey(ctx);
+    const testClient = await connectClient(ctx, tk.secret);
+    const liveClient = await connectClient(ctx, live.secret);
+    try {
+      const created = await testClient.request(
+        { method: 'tools/call', params: { name: 'service_run_music_generate', arguments: { workspaceId: live.workspace.id, prompt: 'a calm tune', durationSeconds: 5 }, task: {} } },
+        CreateTaskResultSchema,
+      );
+      const taskId = created.task.taskId;
+      assert.equal((await testClient.experimental.tasks.getTask(taskId)).status, 'working');
+      await drain(ctx);
+      assert.equal((await testClient.experimental.tasks.getTask(taskId)).status, 'completed');
+      await assert.rejects(liveClient.experimental.tasks.getTask(taskId), /not found|Task/i, 'a live key finds no test task');
+      assert.equal(assertOk(await get(ctx, tk, `/v1/jobs/${taskId}`)).data.livemode, false);
+    } finally {
+      await testClient.close();
+      await liveClient.close();
+    }
+    await assertBothLedgers(ctx, live.workspace.id);
   });
 });
