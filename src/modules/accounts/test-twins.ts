@@ -20,28 +20,8 @@ export const TEST_GRANT_PROVENANCE = 'test_grant';
 export async function ensureTestTwin(db: Db, live: Workspace, firstGrantMillicents: number, now: number): Promise<string> {
   const twinId = testScopeOf(live.id);
   if (!(await insertTestTwin(db, live, twinId, now)) || firstGrantMillicents <= 0) return twinId;
-  const allocationId = newId();
-  await billing.insertAllocation(db, {
-    id: allocationId,
-    workspaceId: twinId,
-    amountMillicents: firstGrantMillicents,
-    remainingMillicents: firstGrantMillicents,
-    expiresAt: null,
-    provenance: TEST_GRANT_PROVENANCE,
-    createdAt: now,
-  });
-  await billing.appendLedger(db, {
-    id: newId(),
-    workspaceId: twinId,
-    type: 'purchase',
-    amountMillicents: firstGrantMillicents,
-    allocationId,
-    keyId: null,
-    toolSlug: null,
-    jobId: null,
-    executionOrigin: null,
-    createdAt: now,
-  });
+  const grant = { id: newId(), workspaceId: twinId, amountMillicents: firstGrantMillicents, remainingMillicents: firstGrantMillicents, expiresAt: null, provenance: TEST_GRANT_PROVENANCE, createdAt: now };
+  await billing.insertGrant(db, grant, newId());
   return twinId;
 }
 

@@ -48,19 +48,7 @@ export async function grantCredits(deps: Deps, workspaceId: string, input: Grant
     if (!Number.isSafeInteger((await store.sumRemaining(trx, workspaceId)) + allocation.amountMillicents)) {
       throw new AppError('INVALID_REQUEST', { message: `The workspace balance would exceed ${Number.MAX_SAFE_INTEGER} millicents.` });
     }
-    await store.insertAllocation(trx, allocation);
-    await store.appendLedger(trx, {
-      id: newId(),
-      workspaceId,
-      type: 'purchase',
-      amountMillicents: allocation.amountMillicents,
-      allocationId: allocation.id,
-      keyId: null,
-      toolSlug: null,
-      jobId: null,
-      executionOrigin: null,
-      createdAt: now,
-    });
+    await store.insertGrant(trx, allocation, newId());
   });
   return allocation;
 }

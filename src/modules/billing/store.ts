@@ -115,6 +115,12 @@ export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
   await addToRollup(db, [rollupSource(e)]);
 }
 
+/** A granted allocation and its `purchase` ledger entry, in the caller's transaction. */
+export async function insertGrant(db: Db, a: Allocation, entryId: string): Promise<void> {
+  await insertAllocation(db, a);
+  await appendLedger(db, { id: entryId, workspaceId: a.workspaceId, type: 'purchase', amountMillicents: a.amountMillicents, allocationId: a.id, keyId: null, toolSlug: null, jobId: null, executionOrigin: null, createdAt: a.createdAt });
+}
+
 /** A ledger entry with the adjustment columns (reason, provenance) the hot-path insert leaves out. */
 export async function appendAdjustmentEntry(db: Db, e: LedgerEntry & { reason: string; provenance: string }): Promise<void> {
   await db
