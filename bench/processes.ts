@@ -52,7 +52,8 @@ const STDOUT = process.env.BENCH_STDOUT === 'null' ? 'null' : 'pipe';
 export function spawnChild(cwd: string, args: string[], env: Record<string, string>): Child {
   const child = spawn(process.execPath, args, {
     cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    // The bench is a test rig: its live keys run simulated work (docs/decisions.md "Test mode").
+    env: { PATH: process.env.PATH ?? '', SIMULATE_LIVE: 'true', ...env },
     stdio: ['ignore', STDOUT === 'pipe' ? 'pipe' : 'ignore', 'pipe'],
   });
   stopChildrenOnExit();

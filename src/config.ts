@@ -49,8 +49,14 @@ export interface Config {
   /** Job streams (SSE) one API process holds open at once, over all workspaces and keys. */
   streamsPerProcess: number;
   providersFile: string | undefined;
-  /** The validated providers file (decisions.md section 5); undefined: every paid operation is simulated. */
+  /** The validated providers file (decisions.md section 5); undefined: live keys get the machine's local engines. */
   providers: ProvidersFile | undefined;
+  /**
+   * SIMULATE_LIVE: live keys run every operation without a real provider on the simulated
+   * provider, charged as real work (without a file: every paid operation, as before test mode).
+   * Staging servers and black-box test rigs only, never production.
+   */
+  simulateLive: boolean;
   /** Where local engines' programs are (PATH when unset). */
   ffmpegPath: string | undefined;
   ffprobePath: string | undefined;
@@ -143,6 +149,15 @@ class EnvReader {
     return Number(raw);
   }
 
+  bool(name: string, def: boolean): boolean {
+    const raw = this.str(name);
+    if (raw === undefined) return def;
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    this.problems.push(`${name} must be true or false (got "${raw}")`);
+    return def;
+  }
+
   cidrList(name: string): string[] {
     const raw = this.str(name);
     if (raw === undefined) return [];
@@ -217,14 +232,37 @@ function operation(r: EnvReader, databaseUrl: string) {
 /** The providers file, read and checked (its problems join the others). */
 function providersOf(r: EnvReader) {
   const providersFile = r.str('PROVIDERS_FILE');
+  const simulateLive = r.bool('SIMULATE_LIVE', false);
   let providers: ProvidersFile | undefined;
   if (providersFile !== undefined && !existsSync(providersFile)) r.problems.push(`PROVIDERS_FILE: no file at "${providersFile}"`);
   else if (providersFile !== undefined) {
     const loaded = loadProvidersFile(providersFile, r.env);
     r.problems.push(...loaded.problems);
     providers = loaded.file;
+    if (providers && !simulateLive) r.problems.push(...simulatedForLiveKeys(providers));
   }
-  return { providersFile, providers };
+  return { providersFile, providers, simulateLive };
+}
+
+/**
+ * What in a providers file would run live keys on the simulated provider, as start-up problems
+ * saying what to do (docs/decisions.md "Test mode": live keys never run simulated work; test keys
+ * always do, whatever the file says).
+ */
+function simulatedForLiveKeys(file: ProvidersFile): string[] {
+  const fix = 'test keys (wask_test_…) run every operation on the simulated provider anyway; remove it, or set SIMULATE_LIVE=true on a staging server (never in production)';
+  const problems: string[] = [];
+  if (file.simulated === 'fallback') problems.push(`PROVIDERS_FILE simulated: "fallback" would run live keys' unmapped operations on the simulated provider; ${fix}`);
+  for (const route of file.operations.values()) {
+    if (route.engine === 'sprites' && (route.frames ?? 'simulated') === 'simulated') {
+      problems.push(`PROVIDERS_FILE operations.${route.operationId}: frames "simulated" would draw live keys' sprite frames on the simulated provider; name a provider that makes images, or ${fix}`);
+    }
+    // "simulated" needs no declaration: an undeclared provider of that name is the built-in one.
+    if ((file.providers.get(route.provider)?.type ?? (route.provider === 'simulated' ? 'simulated' : undefined)) === 'simulated') {
+      problems.push(`PROVIDERS_FILE operations.${route.operationId}: provider "${route.provider}" is simulated and would run live keys on it; ${fix}`);
+    }
+  }
+  return problems;
 }
 
 /** Tunables of the workers, webhooks, streams, media URLs and local engines. */

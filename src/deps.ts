@@ -87,7 +87,8 @@ export interface CreateDepsOptions {
  */
 async function checkProvidersFile(options: CreateDepsOptions): Promise<LocalEngines> {
   const { config } = options;
-  if (!config.providers) return {};
+  // Without a file, live keys get the local engines whose programs this machine has (machine-file.ts).
+  if (!config.providers) return config.simulateLive ? {} : probeEngines({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, espeakPath: config.espeakPath });
   let engines: LocalEngines = {};
   const resolve = options.net?.lookupAddresses ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
   const problems = await checkProviderAddresses(config.providers, resolve);
@@ -130,7 +131,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const epochTimer = pollAuthEpoch(handle.db, authCache, log, options.epochPollMs ?? 500);
 
   const egress = createEgress({ allowCidrs: config.egressAllowCidrs });
-  const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs });
+  const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs, simulateLive: config.simulateLive });
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;

@@ -207,14 +207,20 @@ function logProviders(deps: Deps): () => void {
     };
   }
   if (providers.allSimulated) {
-    log.warn('no PROVIDERS_FILE: every paid operation except link.preview runs on the simulated provider (no real work, still charged)');
+    log.warn('SIMULATE_LIVE=true and no PROVIDERS_FILE: live keys run every paid operation except link.preview on the simulated provider (no real work, still charged); for staging servers and test rigs, never production');
     return stopProbe;
   }
+  if (config.simulateLive) {
+    log.warn('SIMULATE_LIVE=true: live keys run the operations the providers file leaves out on the simulated provider (no real work, still charged); for staging servers and test rigs, never production');
+  }
   const routes: Record<string, string> = {};
+  const live: string[] = [];
   for (const op of OPERATIONS) {
     const route = providers.route(op.id, 'live');
-    routes[op.id] = route ? `${route.providerName}${route.model ? ` (${route.model})` : ''}` : 'not offered';
+    routes[op.id] = route ? `${route.providerName}${route.model ? ` (${route.model})` : route.spec?.engine ? ` (${route.spec.engine})` : ''}` : 'not offered';
+    if (route) live.push(op.id);
   }
-  log.info({ providersFile: deps.config.providersFile, simulated: providers.file?.simulated, operations: routes }, 'providers');
+  // Which operations live keys can run (test keys run all of them, simulated).
+  log.info({ providersFile: deps.config.providersFile ?? null, simulated: providers.file?.simulated ?? null, live, operations: routes }, 'providers');
   return stopProbe;
 }

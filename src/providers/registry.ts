@@ -1,9 +1,12 @@
 /**
  * Which provider does each operation's work: built once from the validated providers file
- * (decisions.md section 5). link.preview always runs on the built-in fetcher. Without a file every
- * other operation runs on the simulated provider; with one, each mapped operation runs on its
- * provider, and an unmapped one runs on the simulated provider only with `"simulated":
- * "fallback"`; otherwise it is not offered (400 OPERATION_UNAVAILABLE).
+ * (decisions.md section 5). Live keys: link.preview always runs on the built-in fetcher; with a
+ * file, each mapped operation runs on its provider and an unmapped one is not offered (400
+ * OPERATION_UNAVAILABLE); without one, what this machine can do (machine-file.ts: its installed
+ * local engines). Simulated work for live keys only with SIMULATE_LIVE=true (staging servers and
+ * black-box test rigs): then an unmapped operation runs on the simulated provider, and without a
+ * file every paid operation does, as before test mode. Test keys: every operation on the
+ * simulated provider (docs/decisions.md "Test mode").
  *
  * A route owns everything that depends on the provider: its name (personal keys are stored under
  * it), the model, the price (the file's parameters replace the built-in price book) and the number
@@ -22,6 +25,7 @@ import { priceFromParams } from '../operations/registry.js';
 import type { ProvidersFile } from './providers-file.js';
 import { PROVIDER_KINDS, type ProviderType } from './kinds.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
+import { machineProvidersFile } from './machine-file.js';
 import type { AdapterContext, OperationRoute, Provider } from './types.js';
 import type { Mode } from '../lib/livemode.js';
 
@@ -32,6 +36,8 @@ export interface RegistryOptions {
   privateEgress?: () => Egress;
   /** SIMULATED_DELAY_MS: how long simulated work takes when its text gives no `[sim:delay=…]`. */
   simulatedDelayMs?: number;
+  /** SIMULATE_LIVE: live keys run operations without a real provider on the simulated provider. */
+  simulateLive?: boolean;
 }
 
 export class ProviderRegistry {
@@ -40,6 +46,8 @@ export class ProviderRegistry {
   private readonly ownEgresses: Egress[] = [];
 
   readonly engines: LocalEngines;
+  /** SIMULATE_LIVE: live keys may run simulated work (never in production). */
+  readonly simulateLive: boolean;
   private readonly simulated: Provider;
 
   constructor(
@@ -51,8 +59,11 @@ export class ProviderRegistry {
     this.engines = options.engines ?? {};
     this.simulated = createSimulatedProvider({ defaultDelayMs: options.simulatedDelayMs ?? SIMULATED_DEFAULT_DELAY_MS });
     const privateEgress = options.privateEgress ?? (() => createEgress({ allowCidrs: ['0.0.0.0/0', '::/0'] }));
+    this.simulateLive = options.simulateLive ?? false;
+    // What live keys run on: the file, else (unless simulating) what this machine can do.
+    const live = file ?? (this.simulateLive ? undefined : machineProvidersFile(this.engines));
     const adapters = new Map<string, Provider>();
-    for (const spec of file?.providers.values() ?? []) {
+    for (const spec of live?.providers.values() ?? []) {
       const make = PROVIDER_KINDS[spec.type].adapter;
       if (!make) continue;
       let providerEgress = egress;
@@ -64,27 +75,28 @@ export class ProviderRegistry {
       adapters.set(spec.name, make(spec, ctx));
     }
     for (const op of OPERATIONS) {
-      const route = this.resolve(op, adapters, egress, log);
+      const route = this.resolve(op, live, adapters, egress, log);
       if (route) this.routes.set(op.id, route);
       this.testRoutes.set(op.id, builtIn(op, 'simulated', this.simulated, false));
     }
   }
 
-  private resolve(op: OperationContract, adapters: Map<string, Provider>, egress: Egress, log: Logger): OperationRoute | undefined {
+  private resolve(op: OperationContract, live: ProvidersFile | undefined, adapters: Map<string, Provider>, egress: Egress, log: Logger): OperationRoute | undefined {
     if (op.id === 'link.preview') {
       return builtIn(op, 'link-preview', linkPreviewProvider(egress), false);
     }
-    const spec = this.file?.operations.get(op.id);
+    const spec = live?.operations.get(op.id);
     if (!spec) {
-      return this.file === undefined || this.file.simulated === 'fallback' ? builtIn(op, 'simulated', this.simulated, true) : undefined;
+      // The file's "fallback" is refused at start-up without SIMULATE_LIVE (config.ts).
+      return this.simulateLive ? builtIn(op, 'simulated', this.simulated, true) : undefined;
     }
-    const provider = this.file!.providers.get(spec.provider);
+    const provider = live!.providers.get(spec.provider);
     const type: ProviderType = provider?.type ?? 'simulated';
     const kind = PROVIDER_KINDS[type];
     // A remote provider's adapter serves all its routes; a local engine is built per route; the
     // simulated provider is the registry's own.
     const adapter = kind.routeAdapter
-      ? kind.routeAdapter({ egress, log, engines: this.engines, spec, adapters, providers: this.file!.providers })
+      ? kind.routeAdapter({ egress, log, engines: this.engines, spec, adapters, providers: live!.providers })
       : kind.remote
         ? adapters.get(spec.provider)
         : this.simulated;
@@ -120,9 +132,9 @@ export class ProviderRegistry {
     return (mode === 'test' ? this.testRoutes : this.routes).has(opId as OperationId);
   }
 
-  /** True when every paid operation runs on the simulated provider (no providers file). */
+  /** True when live keys run every paid operation on the simulated provider (no file, SIMULATE_LIVE). */
   get allSimulated(): boolean {
-    return this.file === undefined;
+    return this.file === undefined && this.simulateLive;
   }
 
   async close(): Promise<void> {

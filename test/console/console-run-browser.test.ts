@@ -25,6 +25,12 @@ const { skip, base } = site;
 const CREDITS = 10_000_000;
 
 /** Jobs of a workspace as the database holds them. */
+/** A page predicate passed as a function: a string would need eval, which the console's CSP forbids once polling starts. */
+function imageLoaded(): boolean {
+  const img = (globalThis as any).document.querySelector('figure.file img');
+  return !!img && img.complete && img.naturalWidth > 0;
+}
+
 async function jobRows(ctx: TestContext, workspaceId: string) {
   return ctx.deps.db.selectFrom('jobs').select(['id', 'status', 'execution_origin', 'operation_id']).where('workspace_id', '=', workspaceId).orderBy('id').execute();
 }
@@ -92,7 +98,7 @@ describeEachDatabase(
       const image = page.locator('figure.file img').first();
       await image.waitFor();
       // The image loaded: the signed URL works and the Content-Security-Policy lets it in.
-      await page.waitForFunction("(() => { const img = document.querySelector('figure.file img'); return !!img && img.complete && img.naturalWidth > 0; })()");
+      await page.waitForFunction(imageLoaded);
       await ui.screenshot(page, 'run-result');
       await ui.assertAccessible(page, 'the run page with a result');
 
@@ -132,14 +138,14 @@ describeEachDatabase(
       await estimateAndRun();
       const input = await ctx.deps.db.selectFrom('jobs').select('input_json').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow();
       assert.equal(JSON.parse(input.input_json).mediaId, pixel.id, 'the chosen media went into the input');
-      await page.waitForFunction("(() => { const img = document.querySelector('figure.file img'); return !!img && img.complete && img.naturalWidth > 0; })()");
+      await page.waitForFunction(imageLoaded);
 
       // Or upload a file right from the form: stored with the API's checks, then chosen in the field.
       await operation.selectOption('headshot.generate');
       await page.getByLabel('or upload a file').setInputFiles({ name: 'face.png', mimeType: 'image/png', buffer: await png(24, 24) });
       const uploaded = await waitForRow(() => ctx.deps.db.selectFrom('media').select(['id', 'name']).where('workspace_id', '=', t.workspace.id).where('name', '=', 'face.png').executeTakeFirst(), 'the uploaded file to be stored');
       const references = page.getByRole('listbox', { name: /^referenceMediaIds/ });
-      await page.waitForFunction(`[...document.querySelector('select[name="referenceMediaIds"]').selectedOptions].some((o) => o.value === ${JSON.stringify(uploaded.id)})`);
+      await page.waitForFunction((id: string) => [...(globalThis as any).document.querySelector('select[name="referenceMediaIds"]').selectedOptions].some((o: any) => o.value === id), uploaded.id);
       assert.deepEqual(await references.evaluate((el: any) => [...el.selectedOptions].map((o: any) => o.textContent)), ['face.png (image/png)']);
       // A file the API refuses is refused here with its code, and nothing is stored.
       await page.getByLabel('or upload a file').setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });

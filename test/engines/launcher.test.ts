@@ -73,4 +73,34 @@ describe('launcher: programs are started by a helper process', { skip: process.p
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  test('the helper shares neither stdout nor stderr with the service: the service’s log pipe stays non-blocking (a paused log reader never blocks it)', async () => {
+    // A process that writes to its stdout (a pipe: Node makes it non-blocking), starts the helper
+    // and runs a program through it, then reports its stdout's flags and where each process's
+    // stdout and stderr lead. A helper that inherited them would clear O_NONBLOCK on the shared
+    // pipe and turn every later log write of the service into a blocking write(2).
+    const processModule = pathToFileURL(resolve('src/providers/local/process.ts')).href;
+    const launcherModule = pathToFileURL(resolve('src/providers/local/launcher.ts')).href;
+    const script = `import { readFileSync, readlinkSync } from 'node:fs';
+      import { runProgram, withWorkDir } from ${JSON.stringify(processModule)};
+      import { launcher } from ${JSON.stringify(launcherModule)};
+      process.stdout.write('started\\n');
+      await withWorkDir((dir) => runProgram({ path: '/bin/true', args: [], timeoutMs: 30000 }, dir));
+      const flags = (pid) => parseInt(readFileSync('/proc/' + pid + '/fdinfo/1', 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
+      const fds = (pid) => [1, 2].map((fd) => readlinkSync('/proc/' + pid + '/fd/' + fd));
+      process.stdout.write(JSON.stringify({ flags: flags(process.pid), own: fds(process.pid), helper: fds(launcher.helperPid) }) + '\\n');
+      process.exit(0);`;
+    const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    service.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    service.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const code = await new Promise<number | null>((res) => service.on('close', res));
+    assert.equal(code, 0, err);
+    const report = JSON.parse(out.trim().split('\n').at(-1)!) as { flags: number; own: string[]; helper: string[] };
+    const O_NONBLOCK = 0o4000;
+    assert.ok((report.flags & O_NONBLOCK) !== 0, `the service's stdout is still non-blocking (flags ${report.flags.toString(8)})`);
+    assert.notEqual(report.helper[0], report.own[0], 'the helper’s stdout is not the service’s');
+    assert.notEqual(report.helper[1], report.own[1], 'the helper’s stderr is not the service’s');
+  });
 });

@@ -50,6 +50,10 @@ describe('configuration', () => {
     assert.equal(c.usageFlushMs, 1000);
     assert.equal(c.simulatedDelayMs, 50, 'decisions.md: simulated work takes 50 ms unless its text names a delay');
     assert.equal(loadConfig({ SIMULATED_DELAY_MS: '0' }).simulatedDelayMs, 0);
+    // docs/decisions.md "Test mode": live keys never simulate unless a staging server says so.
+    assert.equal(c.simulateLive, false);
+    assert.equal(loadConfig({ SIMULATE_LIVE: 'true' }).simulateLive, true);
+    assert.equal(c.testCreditsMillicents, 10_000_000);
   });
 
   test('S3 region: AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; a malformed region stops start-up', () => {
@@ -123,6 +127,8 @@ describe('configuration', () => {
       STREAMS_PER_PROCESS: '0',
       USAGE_FLUSH_MS: '1.5',
       SIMULATED_DELAY_MS: '-1',
+      SIMULATE_LIVE: 'maybe',
+      TEST_CREDITS_MILLICENTS: '-5',
       PROVIDERS_FILE: '/no/such/providers.json',
     });
     const expectations: [string, RegExp][] = [
@@ -146,6 +152,8 @@ describe('configuration', () => {
       ['STREAMS_PER_PROCESS', /^STREAMS_PER_PROCESS /],
       ['USAGE_FLUSH_MS', /^USAGE_FLUSH_MS /],
       ['SIMULATED_DELAY_MS', /^SIMULATED_DELAY_MS /],
+      ['SIMULATE_LIVE', /^SIMULATE_LIVE must be true or false \(got "maybe"\)/],
+      ['TEST_CREDITS_MILLICENTS', /^TEST_CREDITS_MILLICENTS /],
       ['PROVIDERS_FILE', /^PROVIDERS_FILE: /],
     ];
     for (const [name, pattern] of expectations) {

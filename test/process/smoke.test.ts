@@ -42,7 +42,8 @@ const started: ChildProcess[] = [];
 function startProcess(args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [DIST_MAIN, ...args], {
     cwd: resolve('.'),
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why).
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', SIMULATE_LIVE: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);

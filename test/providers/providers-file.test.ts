@@ -121,7 +121,10 @@ describe('providers file: the file as a whole', () => {
     for (const value of ['on', true, 'Fallback', 0]) {
       assertListed(problemsOf({ simulated: value }), /^PROVIDERS_FILE simulated: must be "off" or "fallback"/);
     }
-    assert.equal(accepted({ simulated: 'fallback' }).simulated, 'fallback');
+    // "fallback" runs live keys' unmapped operations on the simulated provider: only with
+    // SIMULATE_LIVE=true (docs/decisions.md "Test mode"); refused otherwise, saying what to do.
+    assert.equal(accepted({ simulated: 'fallback' }, { SIMULATE_LIVE: 'true' }).simulated, 'fallback');
+    assertListed(problemsOf({ simulated: 'fallback' }), /^PROVIDERS_FILE simulated: "fallback" would run live keys' unmapped operations on the simulated provider; test keys \(wask_test_…\) run every operation on the simulated provider anyway; remove it, or set SIMULATE_LIVE=true/);
   });
 
   test('simulated defaults to "off" when a file is given; an empty file is valid', () => {
@@ -380,7 +383,9 @@ describe('providers file: operations', () => {
 
   test('an operation mapped to a provider that is not declared is a problem ("simulated" needs no declaration)', () => {
     assertListed(problemsOf(fileWith({ 'chat.generate': { provider: 'anthropic', model: 'claude', price: CHAT_PRICE } }), KEYS), /^PROVIDERS_FILE operations\.chat\.generate: provider "anthropic" is not declared in "providers"$/);
-    const file = accepted({ operations: { 'video.generate': { provider: 'simulated' } } });
+    // Mapping live keys to the simulated provider takes SIMULATE_LIVE=true (docs/decisions.md "Test mode").
+    const file = accepted({ operations: { 'video.generate': { provider: 'simulated' } } }, { SIMULATE_LIVE: 'true' });
+    assertListed(problemsOf({ operations: { 'video.generate': { provider: 'simulated' } } }), /^PROVIDERS_FILE operations\.video\.generate: provider "simulated" is simulated and would run live keys on it; .*SIMULATE_LIVE=true/);
     assert.equal(file.operations.get('video.generate')?.provider, 'simulated');
   });
 
@@ -457,7 +462,8 @@ describe('providers file: operations', () => {
         'security.scan': { provider: 'local', engine: 'scanner', price: { perRunMillicents: 15000 } },
         'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'simulated', price: { perFrameMillicents: 10 } },
       },
-    });
+      // Frames drawn on the simulated provider are simulated work for live keys: SIMULATE_LIVE only.
+    }, { SIMULATE_LIVE: 'true' });
     assert.equal(file.operations.get('video.edit')?.maxOutputSeconds, 120);
     assert.equal(file.operations.get('sprite.generate')?.frames, 'simulated');
   });
@@ -611,7 +617,7 @@ describe('providers file: prices', () => {
   test('a price is required for a real provider (openai, replicate) and optional on the simulated one', () => {
     const problems = problemsOf(fileWith({ 'chat.generate': { provider: 'openai', model: 'gpt-4o-mini' }, 'video.generate': { provider: 'replicate', model: 'a/b' } }), KEYS);
     assertListed(problems, /^PROVIDERS_FILE operations\.chat\.generate: price is required for a real provider/, /^PROVIDERS_FILE operations\.video\.generate: price is required for a real provider/);
-    const file = accepted({ operations: { 'video.generate': { provider: 'simulated' }, 'music.generate': { provider: 'simulated', price: { perSecondMillicents: 400 } } } });
+    const file = accepted({ operations: { 'video.generate': { provider: 'simulated' }, 'music.generate': { provider: 'simulated', price: { perSecondMillicents: 400 } } } }, { SIMULATE_LIVE: 'true' });
     assert.equal(file.operations.get('video.generate')?.price, undefined, 'the built-in price book applies');
     assert.deepEqual(file.operations.get('music.generate')?.price, { perSecondMillicents: 400 });
   });
@@ -892,15 +898,18 @@ describe('the example providers files', () => {
     assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.replicate.json') }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
   });
 
-  test('examples/providers.local.json parses into the four local engines, one operation each, and nothing else offered', () => {
+  test('examples/providers.local.json parses into three local engines, one operation each, and nothing else offered (nothing simulated for live keys)', () => {
     const file = load('providers.local.json');
     assert.equal(file.simulated, 'off');
     assert.deepEqual(
       Object.fromEntries([...file.operations.values()].map((r) => [r.operationId, r.engine])),
-      { 'video.edit': 'ffmpeg', 'speech.generate': 'espeak-ng', 'security.scan': 'scanner', 'sprite.generate': 'sprites' },
+      { 'video.edit': 'ffmpeg', 'speech.generate': 'espeak-ng', 'security.scan': 'scanner' },
     );
     assert.equal(file.operations.get('video.edit')!.maxOutputSeconds, 300);
-    assert.equal(file.operations.get('sprite.generate')!.frames, 'simulated');
+    // Sprite frames drawn on the simulated provider are simulated work: refused for live keys.
+    const sprites = { providers: { local: { type: 'local' } }, operations: { 'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'simulated', price: { perRunMillicents: 500, perFrameMillicents: 100 } } } };
+    assertListed(problemsOf(sprites), /^PROVIDERS_FILE operations\.sprite\.generate: frames "simulated" would draw live keys' sprite frames on the simulated provider/);
+    assert.equal(accepted(sprites, { SIMULATE_LIVE: 'true' }).operations.get('sprite.generate')!.frames, 'simulated');
   });
 
   test('every price of the local example counts in its route’s maximum: video.edit per output second is bounded by maxOutputSeconds, or by a trim', async () => {
@@ -913,7 +922,6 @@ describe('the example providers files', () => {
       assert.equal(registry.route('video.edit', 'live')!.price({ mediaId: id, edits: [{ type: 'trim', startSeconds: 1, endSeconds: 11 }] }).maximumMillicents, 100 * 10);
       assert.equal(registry.route('speech.generate', 'live')!.price({ text: 'x'.repeat(2500) }).maximumMillicents, Math.ceil((500 * 2500) / 1000));
       assert.equal(registry.route('security.scan', 'live')!.price({ url: 'https://a.example/' }).maximumMillicents, 15000);
-      assert.equal(registry.route('sprite.generate', 'live')!.price({ prompt: 'p', frames: 12 }).maximumMillicents, 500 + 100 * 12);
       assert.equal(registry.offers('image.generate', 'live'), false, 'simulated is off: unmapped operations are not offered');
     } finally {
       await registry.close();
@@ -966,16 +974,34 @@ describe('the built server and the providers file (node dist/main.js serve)', { 
     }
   });
 
-  test('without PROVIDERS_FILE the start-up log has exactly one warning line: every paid operation is simulated', async () => {
+  test('without PROVIDERS_FILE, with SIMULATE_LIVE=true, the start-up log has exactly one warning line: every paid operation is simulated for live keys', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'was-providers-proc-'));
-    const server = await startServer({ DATA_DIR: dataDir });
+    const server = await startServer({ DATA_DIR: dataDir, SIMULATE_LIVE: 'true' });
     try {
       await waitUntil(async () => server.lines.filter((l) => l.level === 40), (w) => w.length > 0, 'the start-up warning', 20_000);
       await server.stop();
       const warnings = server.lines.filter((l) => l.level === 40);
       assert.equal(warnings.length, 1, JSON.stringify(warnings));
-      assert.match(String(warnings[0]!.msg), /no PROVIDERS_FILE: every paid operation except link\.preview runs on the simulated provider/);
-      assert.ok(!server.lines.some((l) => l.msg === 'providers'), 'no operation map without a file');
+      assert.match(String(warnings[0]!.msg), /SIMULATE_LIVE=true and no PROVIDERS_FILE: live keys run every paid operation except link\.preview on the simulated provider .*never production/);
+      assert.ok(!server.lines.some((l) => l.msg === 'providers'), 'no operation map when everything is simulated');
+    } finally {
+      await server.crash();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('without PROVIDERS_FILE or SIMULATE_LIVE the start-up log names what live keys run: link.preview and the installed local engines, no warning', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'was-providers-proc-'));
+    const server = await startServer({ DATA_DIR: dataDir, SIMULATE_LIVE: 'false' });
+    try {
+      const line = (await waitUntil(async () => server.lines.find((l) => l.msg === 'providers'), (l) => l !== undefined, 'the providers log line', 20_000))!;
+      await server.stop();
+      const live = line.live as string[];
+      assert.ok(live.includes('link.preview') && live.includes('security.scan'), JSON.stringify(line));
+      assert.ok(!live.includes('chat.generate') && !live.includes('image.generate'), 'nothing simulated for live keys');
+      assert.deepEqual(live.filter((op) => !['link.preview', 'security.scan', 'speech.generate', 'video.edit'].includes(op)), []);
+      assert.equal((line.operations as Record<string, string>)['chat.generate'], 'not offered');
+      assert.ok(!server.lines.some((l) => l.level === 40), 'no warning');
     } finally {
       await server.crash();
       rmSync(dataDir, { recursive: true, force: true });
@@ -984,7 +1010,7 @@ describe('the built server and the providers file (node dist/main.js serve)', { 
 
   test('with a valid providers file the start-up log names each operation’s provider instead of the warning', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'was-providers-proc-'));
-    const server = await startServer({ DATA_DIR: dataDir, PROVIDERS_FILE: fileURLToPath(new URL('../../examples/providers.ollama.json', import.meta.url)) });
+    const server = await startServer({ DATA_DIR: dataDir, SIMULATE_LIVE: 'false', PROVIDERS_FILE: fileURLToPath(new URL('../../examples/providers.ollama.json', import.meta.url)) });
     try {
       const line = (await waitUntil(async () => server.lines.find((l) => l.msg === 'providers'), (l) => l !== undefined, 'the providers log line', 20_000))!;
       await server.stop();

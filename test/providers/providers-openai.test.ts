@@ -89,7 +89,8 @@ for (const dbName of testDatabaseNames()) {
       const file = join(dir, 'providers.json');
       writeFileSync(file, JSON.stringify(providersFile(fake)));
       // Every line the service writes is captured, request lines included.
-      ctx = await createTestContext(dbName, { env: { PROVIDERS_FILE: file, FAKE_OPENAI_KEY: OPERATOR_KEY }, log: capturingLogger(logLines), logRequests: true });
+      // A production set-up: live keys run only what the file maps (docs/decisions.md "Test mode").
+      ctx = await createTestContext(dbName, { env: { PROVIDERS_FILE: file, FAKE_OPENAI_KEY: OPERATOR_KEY, SIMULATE_LIVE: 'false' }, log: capturingLogger(logLines), logRequests: true });
     });
 
     after(async () => {

@@ -53,6 +53,10 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
     // Simulated work takes no time unless a test names a [sim:delay=…] (decisions.md's default
     // of 50 ms made thousands of jobs sleep; config.test.ts and the built-server tests keep it).
     SIMULATED_DELAY_MS: '0',
+    // The suites written before test mode run live keys on the simulated provider (the test-rig
+    // exception of docs/decisions.md "Test mode"); they move to test keys suite by suite, and
+    // the rule itself is tested with SIMULATE_LIVE=false (test/providers/live-routes.test.ts).
+    SIMULATE_LIVE: 'true',
     ...env,
   });
 }

@@ -63,7 +63,8 @@ export function onLogLines<T extends Record<string, unknown> = Record<string, un
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [DIST_MAIN, 'serve'], {
     cwd: resolve('.'),
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: PROCESS_ADMIN_TOKEN, ...env },
+    // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why); a test may set it false.
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: PROCESS_ADMIN_TOKEN, SIMULATE_LIVE: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

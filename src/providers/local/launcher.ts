@@ -189,7 +189,14 @@ export class Launcher {
       if (!this.server) this.listen();
       const source = import.meta.url.endsWith('.ts');
       const script = fileURLToPath(new URL(source ? './launcher-child.ts' : './launcher-child.js', import.meta.url));
-      const helper = fork(script, [this.socketPath], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: source ? ['--import', 'tsx'] : [], serialization: 'json' });
+      // Not the service's stdout and stderr: a Node process clears O_NONBLOCK on the stdio it
+      // inherits, which would turn every log write of the service into a blocking write(2) (a
+      // log reader that stops reading would then stall the service, stop included). The helper
+      // writes nothing to stdout; what it writes to stderr (a crash) is passed on to the
+      // service's stderr.
+      const helper = fork(script, [this.socketPath], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], execArgv: source ? ['--import', 'tsx'] : [], serialization: 'json' });
+      helper.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+      (helper.stderr as { unref?: () => void } | null)?.unref?.();
       helper.on('message', (m: HelperMessage) => this.onMessage(m));
       helper.on('error', () => {
         // It could not be started: programs are spawned directly from now on.
