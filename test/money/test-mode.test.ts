@@ -22,6 +22,7 @@ import { emit } from '../support/webhooks.js';
 import { connectClient } from '../support/mcp-client.js';
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { verifyHost } from '../support/webhook-hosts.js';
+import { parseCsv } from '../support/costs-oracle.js';
 
 type Caller = Pick<Tenant, 'secret' | 'workspace'>;
 
@@ -244,6 +245,55 @@ describeEachDatabase('test mode', (getCtx) => {
       const rows = await ctx.deps.db.selectFrom('webhook_deliveries').innerJoin('events', 'events.id', 'webhook_deliveries.event_id').select(['events.data_json']).where('webhook_deliveries.webhook_id', '=', made[mode].webhook).execute();
       assert.equal(rows.length, 1);
       assert.equal(JSON.parse(rows[0]!.data_json).job.id, made[mode].job);
+    }
+    await assertBothLedgers(ctx, live.workspace.id);
+  });
+
+  test('rule "test objects stay in test mode" for the money reads: usage, usage history, costs and the CSV exports answer for the caller\'s mode only', async () => {
+    const ctx = getCtx();
+    const { live, test: tk } = await tenantWithTestKey(ctx);
+    // Different work in each mode, so that a read mixing them shows it.
+    const image = await run(ctx, live, 'image.generate', { prompt: 'live only', width: 256, height: 256 });
+    assert.equal(image.statusCode, 202, image.body);
+    await drain(ctx);
+    const chats: string[] = [];
+    for (const text of ['one', 'two']) {
+      const chat = await run(ctx, tk, 'chat.generate', { messages: [{ role: 'user', content: text }], maxTokens: 10 });
+      assert.equal(chat.statusCode, 200, chat.body);
+      chats.push(chat.json().data.jobId);
+    }
+    const mine = { live: { jobs: [image.json().data.jobId], op: 'image.generate', other: 'chat.generate', who: live }, test: { jobs: chats, op: 'chat.generate', other: 'image.generate', who: tk } };
+    for (const [mode, { jobs, op, other, who }] of Object.entries(mine)) {
+      const livemode = mode === 'live';
+      // Usage history: this mode's operations only, and its points are this mode's meter.
+      const history = assertOk(await get(ctx, who, '/v1/usage/history?bucket=day&groupBy=operation')).data;
+      assert.equal(history.livemode, livemode);
+      const ops = history.totals.lines.map((l: { operation: string }) => l.operation);
+      assert.ok(ops.includes(op), `${mode}: ${op} in ${ops.join(', ')}`);
+      assert.ok(!ops.includes(other), `${mode}: no ${other} in ${ops.join(', ')}`);
+      const usage = assertOk(await get(ctx, who, '/v1/usage')).data;
+      assert.equal(usage.livemode, livemode);
+      assert.equal(usage.points.monthlyUsed, history.totals.points + 1, `${mode}: the history's points are this mode's meter (plus the usage read)`);
+      // Costs: JSON and CSV, this mode's operations only, same totals.
+      const costs = assertOk(await get(ctx, who, '/v1/costs?groupBy=operationId')).data;
+      assert.equal(costs.livemode, livemode);
+      assert.deepEqual(costs.totals.lines.map((l: { operationId: string }) => l.operationId), [op]);
+      const costCsv = await get(ctx, who, '/v1/costs?groupBy=operationId&format=csv');
+      assert.equal(costCsv.statusCode, 200, costCsv.body);
+      const [costHeader, ...costRows] = parseCsv(costCsv.body);
+      const at = (name: string) => costHeader!.indexOf(name);
+      assert.deepEqual([...new Set(costRows.map((r) => r[at('operationId')]))], [op]);
+      assert.equal(costRows.reduce((t, r) => t + Number(r[at('costMillicents')]), 0), costs.totals.costMillicents);
+      // The ledger export: this mode's entries only (its jobs, its key, its first grant).
+      const ledgerCsv = await get(ctx, who, '/v1/transactions?format=csv');
+      assert.equal(ledgerCsv.statusCode, 200, ledgerCsv.body);
+      const [header, ...rows] = parseCsv(ledgerCsv.body);
+      const column = (name: string) => rows.map((r) => r[header!.indexOf(name)]);
+      const json = assertOk(await get(ctx, who, '/v1/transactions')).data.items;
+      assert.deepEqual(column('id').sort(), json.map((e: { id: string }) => e.id).sort(), `${mode}: the CSV holds the entries the JSON list shows`);
+      assert.deepEqual([...new Set(column('jobId').filter(Boolean))].sort(), [...jobs].sort());
+      assert.deepEqual([...new Set(column('keyId').filter(Boolean))], [who.key.id]);
+      assert.equal(column('amountMillicents').reduce((t, a) => t + Number(a), 0), assertOk(await get(ctx, who, '/v1/balance')).data.totalMillicents);
     }
     await assertBothLedgers(ctx, live.workspace.id);
   });

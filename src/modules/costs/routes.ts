@@ -42,6 +42,7 @@ export const CostLineSchema = Type.Object({
 });
 
 export const CostReportSchema = Type.Object({
+  livemode: Type.Boolean({ description: 'true: the live spending; false: the test mode spending (a test key reads its own mode).' }),
   bucket: Type.String(),
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),

@@ -12,6 +12,7 @@ import type { Deps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { findWorkspace } from '../accounts/store.js';
 import { toIso } from '../../lib/clock.js';
+import { isLiveScope } from '../../lib/livemode.js';
 import { resolveRange, type Bucket, type Range } from './range.js';
 import { COST_KINDS, sumRollup, topSpenders, type CostType, type GroupField, type RollupSum } from './store.js';
 
@@ -32,6 +33,8 @@ export interface CostLine {
 }
 
 export interface CostReport {
+  /** Whose spending: the live workspace's (true) or its test twin's (false). */
+  livemode: boolean;
   bucket: Bucket;
   from: string;
   to: string;
@@ -88,7 +91,7 @@ function toLines(sums: readonly RollupSum[], groupBy: readonly GroupField[]): Co
   return [...lines.values()].sort(compareLines(groupBy));
 }
 
-export function buildReport(range: Range, groupBy: GroupField[], sums: readonly RollupSum[]): CostReport {
+export function buildReport(range: Range, groupBy: GroupField[], sums: readonly RollupSum[], livemode = true): CostReport {
   const byBucket = new Map<number, RollupSum[]>();
   for (const s of sums) {
     const list = byBucket.get(s.bucket);
@@ -108,6 +111,7 @@ export function buildReport(range: Range, groupBy: GroupField[], sums: readonly 
   const byType = Object.fromEntries(COST_KINDS.map((k) => [k, 0])) as Record<CostType, number>;
   for (const l of lines) byType[l.type] += l.costMillicents;
   return {
+    livemode,
     bucket: range.bucket,
     from: toIso(range.from)!,
     to: toIso(range.to)!,
@@ -125,7 +129,7 @@ export function checkCostQuery(deps: Deps, query: CostQuery): { range: Range; gr
 /** The cost report of one workspace. */
 export async function getCosts(deps: Deps, workspaceId: string, query: CostQuery): Promise<CostReport> {
   const { range, groupBy } = checkCostQuery(deps, query);
-  return buildReport(range, groupBy, await sumRollup(deps.db, workspaceId, range, groupBy));
+  return buildReport(range, groupBy, await sumRollup(deps.db, workspaceId, range, groupBy), isLiveScope(workspaceId));
 }
 
 /** The operator's read of any workspace's costs: 404 NOT_FOUND for an unknown workspace. */

@@ -27,6 +27,7 @@ const HistoryLine = Type.Object({
   refused: Refused,
 });
 export const UsageHistorySchema = Type.Object({
+  livemode: Type.Boolean({ description: 'true: live usage; false: test mode usage (a test key reads its own mode).' }),
   bucket: Type.String(),
   from: Type.String({ format: 'date-time' }),
   to: Type.String({ format: 'date-time' }),

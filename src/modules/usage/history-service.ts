@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../deps.js';
 import { toIso } from '../../lib/clock.js';
+import { isLiveScope } from '../../lib/livemode.js';
 import { invalidField, resolveRange, type Range } from '../costs/range.js';
 import { HISTORY_RETENTION_MS } from './history.js';
 
@@ -107,5 +108,6 @@ export async function getUsageHistory(deps: Deps, workspaceId: string, query: Hi
     return { start: toIso(start), end: toIso(range.starts[i + 1] ?? range.to), ...sum(lines), lines };
   });
   const totalLines = sortLines(totals);
-  return { bucket, from: toIso(range.from), to: toIso(range.to), groupBy, buckets, totals: { ...sum(totalLines), lines: totalLines } };
+  const livemode = scope.workspaceId === null || isLiveScope(scope.workspaceId);
+  return { livemode, bucket, from: toIso(range.from), to: toIso(range.to), groupBy, buckets, totals: { ...sum(totalLines), lines: totalLines } };
 }
