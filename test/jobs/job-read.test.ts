@@ -6,7 +6,7 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { checkRefusals } from '../support/openapi-responses.js';
@@ -21,7 +21,7 @@ describeEachDatabase('job snapshot reads', (get) => {
     const ctx = get();
     // Embedded SQLite has one writer, this process: nothing can write past it.
     if (ctx.deps.caps.dialect === 'sqlite') return tc.skip('single-writer SQLite');
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'music.generate', { prompt: 'x' })).json().data.jobId;
     const before = await getJob(ctx, t, jobId);
     assert.equal((await getJob(ctx, t, jobId)).version, before.version);
@@ -42,8 +42,8 @@ describeEachDatabase('job snapshot reads', (get) => {
 
   test('another workspace’s job stays 404 after its own workspace read it', async () => {
     const ctx = get();
-    const a = await seedTenant(ctx.deps, { credits: 100_000 });
-    const b = await seedTenant(ctx.deps, { credits: 100_000 });
+    const a = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
+    const b = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, a, 'music.generate', { prompt: 'x' })).json().data.jobId;
     await drain(ctx);
     assert.equal((await read(ctx, a, jobId)).statusCode, 200);
@@ -56,7 +56,7 @@ describeEachDatabase('job snapshot reads', (get) => {
 
   test('the snapshot body is the JSON envelope, identical within a second, with file URLs signed afresh later', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'music.generate', { prompt: 'x' })).json().data.jobId;
     await drain(ctx);
     const first = await read(ctx, t, jobId);
@@ -75,4 +75,4 @@ describeEachDatabase('job snapshot reads', (get) => {
     assert.ok(Date.parse(later.output.audio.urlExpiresAt) >= Date.parse(body.data.output.audio.urlExpiresAt) + 5_000);
     assert.notEqual(later.output.audio.url, body.data.output.audio.url);
   });
-});
+}, testKeySuite());

@@ -98,6 +98,16 @@ export async function disposeTestContext(ctx: TestContext): Promise<void> {
 }
 
 /** Runs `body` once per test database (or per one of `databases`); `get()` returns that database's context inside tests. */
+/**
+ * The harness options of a suite whose simulated work runs with test keys (seedTenant
+ * `{ mode: 'test' }`): SIMULATE_LIVE is off there, so a live key in it gets exactly what a
+ * production server gives (no simulated work), and a suite that still ran simulated work on a
+ * live key would fail. Every suite moves to this; the default stays on for those not moved yet.
+ */
+export function testKeySuite(options: HarnessOptions = {}): HarnessOptions {
+  return { ...options, env: { ...options.env, SIMULATE_LIVE: 'false' } };
+}
+
 export function describeEachDatabase(title: string, body: (get: () => TestContext) => void, options: HarnessOptions = {}, databases: readonly TestDatabaseName[] = testDatabaseNames()): void {
   for (const dbName of databases) {
     describe(`${title} [${dbName}]`, () => {
