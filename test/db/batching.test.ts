@@ -14,6 +14,7 @@ import { balance, drain, run } from '../support/jobs.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { finishJob } from '../../src/modules/jobs/lifecycle.js';
+import { finishFields } from '../../src/modules/jobs/finish-rules.js';
 import { IDEMPOTENCY_TTL_MS, requestHash } from '../../src/modules/idempotency/service.js';
 import { batchTransaction } from '../../src/db/batch-transaction.js';
 import { lockWorkspaceQuery } from '../../src/modules/accounts/store.js';
@@ -243,6 +244,31 @@ describeEachDatabase('guarded batch writes (figures read before the lock, re-che
     assert.equal((await jobsOf(ctx, tn.workspace.id)).length, 1);
   });
 
+  test('a batched finish sets exactly the columns finishFields gives (the one-by-one path\'s function) and keeps every other', async (t) => {
+    const ctx = get();
+    if (ctx.dbName === 'sqlite') return t.skip('PostgreSQL batches only');
+    const tn = await tenant(ctx);
+    const res = await run(ctx, tn, 'image.generate', IMAGE('columns'));
+    assert.equal(res.statusCode, 202, res.body);
+    const job = (await claimJobs(ctx.deps, 'columns-test', 100)).find((j) => j.id === res.json().data.jobId);
+    assert.ok(job, 'this test\'s job was claimed');
+    const before = await ctx.deps.db.selectFrom('jobs').selectAll().where('id', '=', job!.id).executeTakeFirstOrThrow();
+    ctx.clock.advance(1000);
+    const now = ctx.clock.now();
+    // A failure without output or checkpoint: output, checkpoint, steps and progress keep their values.
+    const fields = finishFields({ status: 'failed', errorCode: 'BOOM' }, now);
+    const patch = { id: job!.id, lease_token: Number(job!.lease_token), expected_version: Number(job!.version), fields, charge: 0 };
+    const hold = await ctx.deps.db.selectFrom('credit_holds').select('id').where('job_id', '=', job!.id).executeTakeFirstOrThrow();
+    const writes = { patches: [patch], debits: [], releasedHolds: [hold.id], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
+    await batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeFinishMoneyQuery(ctx.deps.db, tn.workspace.id, writes, now)], { commit: true }));
+    const after = await ctx.deps.db.selectFrom('jobs').selectAll().where('id', '=', job!.id).executeTakeFirstOrThrow();
+    const norm = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' && /^-?\d+$/.test(v) && k.endsWith('_ms') ? Number(v) : v]));
+    assert.deepEqual(norm(after), norm({ ...before, ...fields, updated_at_ms: now, version: Number(before.version) + 1, cost_mc: before.cost_mc }));
+    assert.deepEqual([after.status, after.error_code, after.lease_owner, Number(after.completed_at_ms)], ['failed', 'BOOM', null, now]);
+    await drain(ctx);
+    await assertLedgerInvariants(ctx.deps, tn.workspace.id);
+  });
+
   test('a finish write for a job row that changed since it was read (version) fails as a guard failure: no status, ledger or hold change', async (t) => {
     const ctx = get();
     if (ctx.dbName === 'sqlite') return t.skip('PostgreSQL batches only');
@@ -251,7 +277,7 @@ describeEachDatabase('guarded batch writes (figures read before the lock, re-che
     assert.equal(res.statusCode, 202, res.body);
     const [job] = await claimJobs(ctx.deps, 'guard-test', 1);
     const now = ctx.clock.now();
-    const patch = { id: job!.id, lease_token: Number(job!.lease_token), expected_version: Number(job!.version) - 1, status: 'completed' as const, error_code: null, set_output: true, output_json: '{}', output_sha256: null, checkpoint_json: null, steps_done: null, charge: 5 };
+    const patch = { id: job!.id, lease_token: Number(job!.lease_token), expected_version: Number(job!.version) - 1, fields: finishFields({ status: 'completed', output: {} }, now), charge: 5 };
     const writes = { patches: [patch], debits: [], releasedHolds: [], ledger: [], versions: [], media: [], events: [], deliveries: [], notify: [] };
     await assert.rejects(
       batchTransaction(ctx.deps, (tx) => tx.run([lockWorkspaceQuery(ctx.deps.db, tn.workspace.id), writeFinishMoneyQuery(ctx.deps.db, tn.workspace.id, writes, now)], { commit: true })),

@@ -96,6 +96,57 @@ const appendLedgerQuery = prepared((db) =>
   }),
 );
 
+/** What a job's `usage` entry names: the job, its key, tool, operation and origin. */
+export interface UsageSource {
+  workspaceId: string;
+  jobId: string;
+  keyId: string | null;
+  toolSlug: string;
+  operationId?: string | null;
+  executionOrigin: string | null;
+}
+
+/**
+ * The `usage` entry of a job's settlement: minus what was charged, attributed to the job's key
+ * and operation. The one builder of both settlement paths (reservations/service.ts one by one,
+ * jobs/finish-batch.ts batched).
+ */
+export function usageEntry(job: UsageSource, chargedMillicents: number, id: string, now: number): LedgerEntry {
+  return {
+    id,
+    workspaceId: job.workspaceId,
+    type: 'usage',
+    amountMillicents: -chargedMillicents,
+    allocationId: null,
+    keyId: job.keyId,
+    toolSlug: job.toolSlug,
+    operationId: job.operationId ?? null,
+    jobId: job.jobId,
+    executionOrigin: job.executionOrigin,
+    createdAt: now,
+  };
+}
+
+/** The columns of a ledger row that ledgerRow fills (batched inserts name them in this order). */
+export const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms', 'operation_id'] as const;
+
+/** A ledger entry as its row (the adjustment columns, reason and provenance, left out). */
+export function ledgerRow(e: LedgerEntry): Pick<Row<'credit_transactions'>, (typeof LEDGER_COLUMNS)[number]> {
+  return {
+    id: e.id,
+    workspace_id: e.workspaceId,
+    type: e.type,
+    amount_mc: e.amountMillicents,
+    allocation_id: e.allocationId,
+    key_id: e.keyId,
+    tool_slug: e.toolSlug,
+    job_id: e.jobId,
+    execution_origin: e.executionOrigin,
+    created_at_ms: e.createdAt,
+    operation_id: e.operationId ?? null,
+  };
+}
+
 /** The entry as the cost rollup (modules/costs) counts it. */
 function rollupSource(e: LedgerEntry) {
   return {

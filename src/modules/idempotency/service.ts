@@ -8,7 +8,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Deps } from '../../deps.js';
-import type { Database } from '../../db/schema.js';
+import type { Database, Row } from '../../db/schema.js';
 import { AppError } from '../../http/errors.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { inWrite } from '../../db/group-commit.js';
@@ -111,6 +111,49 @@ const completeQuery = prepared((db) =>
     .where('state', '=', 'in_flight'),
 );
 
+/** A stored Idempotency-Key as weighed against a request (the columns both admission paths read). */
+export interface StoredKey {
+  hash: string;
+  state: string;
+  statusCode: number | string | null;
+  response: string | null;
+  expiresAt: number;
+}
+
+/**
+ * What a stored Idempotency-Key means for a request with body hash `hash`: `expired` (the key is
+ * free again; the caller replaces it), or the response to replay; 409 IDEMPOTENCY_CONFLICT for
+ * another body, 409 IDEMPOTENCY_IN_PROGRESS while the first request runs. The one rule of both
+ * admission paths (claimIn here, runs/admission-batch.ts).
+ */
+export function weighStoredKey(stored: StoredKey, hash: string, now: number): { kind: 'expired' } | Extract<Claim, { kind: 'replay' }> {
+  if (Number(stored.expiresAt) <= now) return { kind: 'expired' };
+  if (stored.hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
+  if (stored.state !== 'done') throw new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 });
+  return { kind: 'replay', statusCode: Number(stored.statusCode), body: JSON.parse(stored.response as string) };
+}
+
+/**
+ * The row of a key whose response is stored at once (a queued run admitted in a batch, whose
+ * response is known before its transaction commits): what claim() then complete() leave.
+ */
+export function storedResponseRow(scope: IdempotencyScope, hash: string, statusCode: number, responseJson: string, now: number): Row<'idempotency_keys'> {
+  return {
+    key_id: scope.keyId,
+    workspace_id: scope.workspaceId,
+    idem_key: scope.idemKey,
+    request_hash: hash,
+    state: 'done',
+    status_code: statusCode,
+    response_json: responseJson,
+    created_at_ms: now,
+    expires_at_ms: now + IDEMPOTENCY_TTL_MS,
+  };
+}
+
+/** The columns of storedResponseRow, in its order (batched inserts name them). */
+export const IDEMPOTENCY_COLUMNS = Object.keys(storedResponseRow({ keyId: '', workspaceId: '', idemKey: '' }, '', 0, '', 0)) as (keyof Row<'idempotency_keys'>)[];
+
 /**
  * claim() inside the caller's transaction, for a request whose side effects and stored response
  * commit in that same transaction: a refusal rolls the claim back with everything else.
@@ -121,13 +164,9 @@ export async function claimIn(trx: Kysely<Database>, scope: IdempotencyScope, ha
     if (inserted) return { kind: 'new' };
     const row = await where(scope)(trx.selectFrom('idempotency_keys').selectAll()).executeTakeFirst();
     if (!row) continue;
-    if (Number(row.expires_at_ms) <= now) {
-      await where(scope)(trx.deleteFrom('idempotency_keys')).where('expires_at_ms', '<=', now).execute();
-      continue;
-    }
-    if (row.request_hash !== hash) throw new AppError('IDEMPOTENCY_CONFLICT');
-    if (row.state !== 'done') throw new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 });
-    return { kind: 'replay', statusCode: Number(row.status_code), body: JSON.parse(row.response_json as string) };
+    const weighed = weighStoredKey({ hash: row.request_hash, state: row.state, statusCode: row.status_code, response: row.response_json, expiresAt: Number(row.expires_at_ms) }, hash, now);
+    if (weighed.kind === 'replay') return weighed;
+    await where(scope)(trx.deleteFrom('idempotency_keys')).where('expires_at_ms', '<=', now).execute();
   }
   throw new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 });
 }

@@ -11,8 +11,10 @@ import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row, WebhookDeliveriesTable } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from './changes.js';
 import { VERSION_COLUMNS, type JobRow } from './store.js';
+import { FINISH_COLUMN_TYPES, type FinishFields } from './finish-rules.js';
 import { MEDIA_COLUMNS } from '../media/store.js';
 import { addRollupRowsSql, rollupRowsOf } from '../costs/rollup.js';
+import { LEDGER_COLUMNS, type ledgerRow } from '../billing/store.js';
 
 type Db = Kysely<Database>;
 
@@ -22,17 +24,16 @@ export interface FinishPatch {
   lease_token: number;
   /** The job's version as read: the update applies only to that row. */
   expected_version: number;
-  status: 'completed' | 'failed' | 'cancelled';
-  error_code: string | null;
-  /** Whether output_json/output_sha256 are set (to these values, null included). */
-  set_output: boolean;
-  output_json: string | null;
-  output_sha256: string | null;
-  checkpoint_json: string | null;
-  steps_done: number | null;
+  /** The columns to set, as finishFields (finish-rules.ts) gives them for the one-by-one path: a column it leaves out keeps its value. */
+  fields: FinishFields;
   /** The cost charged with this finish (whole millicents, at most the open hold). */
   charge: number;
 }
+
+/** `column = the patch's value` for every column finishFields may set, where the patch has it. */
+const FINISH_SET = sql.join(
+  Object.entries(FINISH_COLUMN_TYPES).map(([column, type]) => sql`${sql.ref(column)} = case when v.fields ? ${column} then (v.fields ->> ${column})::${sql.raw(type)} else j.${sql.ref(column)} end`),
+);
 
 export interface FinishRead {
   /** The batch's jobs of this workspace, as they are now. */
@@ -84,8 +85,8 @@ export interface FinishWrites {
   patches: FinishPatch[];
   debits: { id: string; amount: number }[];
   releasedHolds: string[];
-  /** Usage entries: the adjustment columns (reason, provenance) stay null. */
-  ledger: Omit<Row<'credit_transactions'>, 'reason' | 'provenance'>[];
+  /** Usage entries (billing/store.ts ledgerRow): the adjustment columns (reason, provenance) stay null. */
+  ledger: ReturnType<typeof ledgerRow>[];
   versions: Row<'job_versions'>[];
   media: Row<'media'>[];
   events: { id: string; workspace_id: string; type: string; data_json: string; created_at_ms: number }[];
@@ -93,7 +94,6 @@ export interface FinishWrites {
   notify: string[];
 }
 
-const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms', 'operation_id'];
 const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'data_json', 'created_at_ms'];
 const DELIVERY_COLUMNS = ['id', 'workspace_id', 'webhook_id', 'event_id', 'status', 'attempts', 'replay_count', 'next_attempt_at_ms', 'lease_token', 'created_at_ms', 'updated_at_ms'];
 
@@ -132,20 +132,10 @@ export function writeFinishMoneyQuery(db: Db, workspaceId: string, w: FinishWrit
   );
   return sql<{ checked: number; jobs: JobRow[] }>`
     with v as (
-      select * from json_to_recordset(${JSON.stringify(w.patches)}::json) as v(id text, lease_token bigint, expected_version integer, status text,
-        error_code text, set_output boolean, output_json text, output_sha256 text, checkpoint_json text, steps_done integer, charge bigint)
+      select * from json_to_recordset(${JSON.stringify(w.patches)}::json) as v(id text, lease_token bigint, expected_version integer, fields jsonb, charge bigint)
     ), u as (
       update jobs j set
-        status = v.status,
-        completed_at_ms = ${now},
-        lease_owner = null,
-        lease_expires_at_ms = null,
-        error_code = v.error_code,
-        progress = case when v.status = 'completed' then 100 else j.progress end,
-        output_json = case when v.set_output then v.output_json else j.output_json end,
-        output_sha256 = case when v.set_output then v.output_sha256 else j.output_sha256 end,
-        checkpoint_json = coalesce(v.checkpoint_json, j.checkpoint_json),
-        steps_done = coalesce(v.steps_done, j.steps_done),
+        ${FINISH_SET},
         updated_at_ms = ${now},
         version = j.version + 1,
         cost_mc = j.cost_mc + v.charge

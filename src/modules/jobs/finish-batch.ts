@@ -32,6 +32,7 @@ import { batchTransaction, type BatchRunner } from '../../db/batch-transaction.j
 import type { EventType } from '../events/store.js';
 import { presentMedia } from '../media/service.js';
 import { mediaRow } from '../media/store.js';
+import { ledgerRow, usageEntry } from '../billing/store.js';
 import { deliveriesFor, notifyDeliveryWorkers } from '../webhooks/fan-out.js';
 import { jobChangesToNotify } from './changes.js';
 import { finishFiguresQuery, parseFinishRead, parseWrittenJobs, writeFinishMoneyQuery, writeFinishRecordsQuery, type FinishPatch, type FinishWrites } from './finish-batch-store.js';
@@ -137,24 +138,13 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
       if (plan.shortfall > 0) throw new FallBack();
       for (const d of plan.debits) debits.set(d.allocationId, (debits.get(d.allocationId) ?? 0) + d.amountMillicents);
       if (charge > 0) {
-        w.ledger.push({
-          id: newId(),
-          workspace_id: workspaceId,
-          type: 'usage',
-          amount_mc: -charge,
-          allocation_id: null,
-          key_id: row.key_id,
-          tool_slug: row.tool_slug,
-          operation_id: row.operation_id,
-          job_id: row.id,
-          execution_origin: row.execution_origin,
-          created_at_ms: now,
-        });
+        const job = { workspaceId, jobId: row.id, keyId: row.key_id, toolSlug: row.tool_slug, operationId: row.operation_id, executionOrigin: row.execution_origin };
+        w.ledger.push(ledgerRow(usageEntry(job, charge, newId(), now)));
       }
       w.releasedHolds.push(hold.id);
     }
     const fields = finishFields(item.req, now);
-    w.patches.push(patchOf(row, item.req, fields, charge));
+    w.patches.push({ id: row.id, lease_token: item.req.leaseToken!, expected_version: Number(row.version), fields, charge });
     for (const m of item.req.media ?? []) {
       w.media.push(mediaRow(m));
       // Stamped by this transaction, like every event (the file may have been made long before).
@@ -176,23 +166,6 @@ async function finishBatch(deps: Deps, tx: BatchRunner, items: QueuedFinish[], o
   const written = optimistic ? (await tx.run([records, lock, money], { commit: true }))[2] : (await tx.run([records, money], { commit: true }))[1];
   const updated = new Map(parseWrittenJobs(written!.rows).map((j) => [j.id, j]));
   return { outcomes: items.map((item, i) => (applies[i] ? updated.get(item.jobId) : undefined)), deliveries: w.deliveries.length };
-}
-
-/** The update writeFinishesQuery applies to `row` (for a job still processing under the lease). */
-function patchOf(row: JobRow, req: FinishRequest, fields: FinishFields, charge: number): FinishPatch {
-  return {
-    id: row.id,
-    lease_token: req.leaseToken!,
-    expected_version: Number(row.version),
-    status: req.status,
-    error_code: fields.error_code,
-    set_output: fields.output_json !== undefined,
-    output_json: fields.output_json ?? null,
-    output_sha256: fields.output_sha256 ?? null,
-    checkpoint_json: fields.checkpoint_json ?? null,
-    steps_done: fields.steps_done ?? null,
-    charge,
-  };
 }
 
 /** The row as writeFinishesQuery leaves it: what the new version and the event show. */

@@ -48,6 +48,24 @@ export interface FinishRequest {
 export type FinishFields = Pick<JobRow, 'status' | 'completed_at_ms' | 'lease_owner' | 'lease_expires_at_ms' | 'error_code'> &
   Partial<Pick<JobRow, 'progress' | 'output_json' | 'output_sha256' | 'checkpoint_json' | 'steps_done'>>;
 
+/**
+ * Every column a finish may set, with its PostgreSQL type. The batched finish
+ * (finish-batch-store.ts) sets exactly the fields finishFields returns, column by column from
+ * this table, so the two paths cannot drift apart: a new field is a type error here first.
+ */
+export const FINISH_COLUMN_TYPES: Record<keyof FinishFields, 'text' | 'bigint' | 'integer' | 'double precision'> = {
+  status: 'text',
+  completed_at_ms: 'bigint',
+  lease_owner: 'text',
+  lease_expires_at_ms: 'bigint',
+  error_code: 'text',
+  progress: 'double precision',
+  output_json: 'text',
+  output_sha256: 'text',
+  checkpoint_json: 'text',
+  steps_done: 'integer',
+};
+
 export function finishFields(req: Pick<FinishRequest, 'status' | 'errorCode' | 'output' | 'checkpoint'>, now: number): FinishFields {
   const fields: FinishFields = {
     status: req.status,

@@ -18,7 +18,7 @@ import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
-import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent } from '../billing/store.js';
+import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent, usageEntry } from '../billing/store.js';
 import * as store from './store.js';
 import { planSettlement } from './spending.js';
 import { raiseBudgetAlerts, raiseCreditsLowIfBelow } from '../alerts/service.js';
@@ -170,21 +170,7 @@ export async function applySettlement(deps: Deps, trx: Trx, now: number, plan: S
   const { debits, shortfall, charged } = plan;
   for (const d of debits) await store.debitAllocation(trx, d.allocationId, d.amountMillicents);
   if (shortfall > 0) deps.log.error({ jobId: req.jobId, shortfall }, 'settlement found fewer credits than the hold promised');
-  if (charged > 0) {
-    await appendLedger(trx, {
-      id: newId(),
-      workspaceId: req.workspaceId,
-      type: 'usage',
-      amountMillicents: -charged,
-      allocationId: null,
-      keyId: req.keyId,
-      toolSlug: req.toolSlug,
-      operationId: req.operationId ?? null,
-      jobId: req.jobId,
-      executionOrigin: req.executionOrigin,
-      createdAt: now,
-    });
-  }
+  if (charged > 0) await appendLedger(trx, usageEntry(req, charged, newId(), now));
   await store.releaseHold(trx, plan.holdId, now);
   // Credits expiry kept for this hold and that it did not spend expire now.
   await expireAllocations(trx, req.workspaceId, now);

@@ -1,6 +1,6 @@
 /** SQL for holds (reservations) and spending allocations earliest-expiry first. */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, Row } from '../../db/schema.js';
 import { arg, prepared } from '../../db/prepared.js';
 import { inSpendingOrder, type SpendableAllocation } from './spending.js';
 
@@ -14,12 +14,18 @@ export interface OpenHold {
   amountMillicents: number;
 }
 
-const insertHoldQuery = prepared((db) =>
-  db.insertInto('credit_holds').values({ id: arg(0), workspace_id: arg(1), job_id: arg(2), key_id: arg(3), amount_mc: arg(4), created_at_ms: arg(5), released_at_ms: null }),
-);
+/** A new open hold as its row: the one builder of both admission paths (one by one and batched). */
+export function holdRow(hold: OpenHold, now: number): Row<'credit_holds'> {
+  return { id: hold.id, workspace_id: hold.workspaceId, job_id: hold.jobId, key_id: hold.keyId, amount_mc: hold.amountMillicents, created_at_ms: now, released_at_ms: null };
+}
+
+/** The columns of a hold row, in holdRow's order (batched inserts name them). */
+export const HOLD_COLUMNS = Object.keys(holdRow({ id: '', workspaceId: '', jobId: '', keyId: null, amountMillicents: 0 }, 0)) as (keyof Row<'credit_holds'>)[];
+const insertHoldQuery = prepared((db) => db.insertInto('credit_holds').values(Object.fromEntries(HOLD_COLUMNS.map((c, i) => [c, arg(i)])) as never));
 
 export async function insertHold(db: Db, hold: OpenHold, now: number): Promise<void> {
-  await insertHoldQuery(db, hold.id, hold.workspaceId, hold.jobId, hold.keyId, hold.amountMillicents, now);
+  const row = holdRow(hold, now);
+  await insertHoldQuery(db, ...HOLD_COLUMNS.map((c) => row[c]));
 }
 
 const findOpenHoldQuery = prepared((db) => db.selectFrom('credit_holds').selectAll().where('job_id', '=', arg(0)).where('released_at_ms', 'is', null));

@@ -15,6 +15,8 @@ import { insertJsonRows, rowsJson } from '../../db/json-rows.js';
 import type { Database, Row } from '../../db/schema.js';
 import { JOB_CHANGES_CHANNEL } from '../jobs/changes.js';
 import { JOB_COLUMNS, VERSION_COLUMNS, type JobRow } from '../jobs/store.js';
+import { HOLD_COLUMNS } from '../reservations/store.js';
+import { IDEMPOTENCY_COLUMNS } from '../idempotency/service.js';
 
 type Db = Kysely<Database>;
 
@@ -101,8 +103,6 @@ export interface AdmissionWrites {
   notify: string[];
 }
 
-const HOLD_COLUMNS = ['id', 'workspace_id', 'job_id', 'key_id', 'amount_mc', 'created_at_ms', 'released_at_ms'];
-const IDEMPOTENCY_COLUMNS = ['key_id', 'workspace_id', 'idem_key', 'request_hash', 'state', 'status_code', 'response_json', 'created_at_ms', 'expires_at_ms'];
 
 /** Figures read before the lock (or left by the previous batch) that the write re-checks under it. */
 export interface AdmissionGuard {

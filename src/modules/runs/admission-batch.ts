@@ -37,7 +37,7 @@ import { hasBudgetCeilings } from '../accounts/types.js';
 import type { AuthContext } from '../auth/types.js';
 import { lockWorkspaceQuery } from '../accounts/store.js';
 import { isGuardFailure } from '../../db/guard.js';
-import { IDEMPOTENCY_TTL_MS, type IdempotencyScope } from '../idempotency/service.js';
+import { storedResponseRow, weighStoredKey, type IdempotencyScope, type StoredKey } from '../idempotency/service.js';
 import { jobChangesToNotify } from '../jobs/changes.js';
 import { toMetadata } from '../jobs/snapshot.js';
 import { personalKeyProvider, priceOf } from '../tools/service.js';
@@ -46,6 +46,7 @@ import type { ChargeResult } from '../usage/meter.js';
 import { batchFiguresQuery, parseBatchFigures, parseWrittenFigures, writeAdmissionsQuery, type AdmissionWrites, type BatchFigures, type StoredIdempotency } from './admission-batch-store.js';
 import { decideAdmission, newJobRow } from './admission-rules.js';
 import { isCreditsLow, utcDay } from '../alerts/rules.js';
+import { holdRow } from '../reservations/store.js';
 
 export interface QueuedRun {
   auth: AuthContext;
@@ -125,7 +126,7 @@ async function runBatch(deps: Deps, runs: QueuedRun[]): Promise<BatchOutcome[]> 
 
 const scopeKey = (s: IdempotencyScope) => `${s.keyId}\n${s.idemKey}`;
 
-type Known = Pick<StoredIdempotency, 'hash' | 'state' | 'statusCode' | 'response' | 'expiresAt'>;
+type Known = StoredKey;
 
 /**
  * What the last batch of a workspace left, as its write statement saw it under the lock (minus
@@ -298,23 +299,13 @@ function decide(deps: Deps, runs: QueuedRun[], workspaceId: string, figures: Fig
       writes.jobs.push(row);
       writes.versions.push({ job_id: id, version: 1, snapshot_json: JSON.stringify(toMetadata(row)), created_at_ms: now });
       if (funding === 'credits') {
-        writes.holds.push({ id: newId(), workspace_id: workspaceId, job_id: id, key_id: run.auth.key.id, amount_mc: holdMillicents, created_at_ms: now, released_at_ms: null });
+        writes.holds.push(holdRow({ id: newId(), workspaceId, jobId: id, keyId: run.auth.key.id, amountMillicents: holdMillicents }, now));
         held += holdMillicents;
       }
-      const response = JSON.stringify(body);
-      writes.idempotency.push({
-        key_id: run.scope.keyId,
-        workspace_id: workspaceId,
-        idem_key: run.scope.idemKey,
-        request_hash: run.hash,
-        state: 'done',
-        status_code: 202,
-        response_json: response,
-        created_at_ms: now,
-        expires_at_ms: now + IDEMPOTENCY_TTL_MS,
-      });
+      const stored = storedResponseRow({ ...run.scope, workspaceId }, run.hash, 202, JSON.stringify(body), now);
+      writes.idempotency.push(stored);
       // The same key again in this batch replays this response.
-      known.set(scopeKey(run.scope), { hash: run.hash, state: 'done', statusCode: 202, response, expiresAt: now + IDEMPOTENCY_TTL_MS });
+      known.set(scopeKey(run.scope), { hash: stored.request_hash, state: stored.state, statusCode: stored.status_code, response: stored.response_json, expiresAt: stored.expires_at_ms });
       waiting++;
       outcomes.push({ kind: 'new', body });
     } catch (error) {
@@ -364,10 +355,12 @@ async function write(
   });
 }
 
-/** A stored Idempotency-Key, as idempotency.claimIn weighs it. */
+/** A stored Idempotency-Key, weighed as claimIn weighs it; an expired one goes the one-by-one way (which replaces it). */
 function idempotencyOutcome(stored: Known, hash: string, now: number): BatchOutcome {
-  if (stored.expiresAt <= now) return { kind: 'single' };
-  if (stored.hash !== hash) return { kind: 'refused', error: new AppError('IDEMPOTENCY_CONFLICT') };
-  if (stored.state !== 'done') return { kind: 'refused', error: new AppError('IDEMPOTENCY_IN_PROGRESS', { retryAfter: 1 }) };
-  return { kind: 'replay', statusCode: Number(stored.statusCode), body: JSON.parse(stored.response as string) };
+  try {
+    const weighed = weighStoredKey(stored, hash, now);
+    return weighed.kind === 'expired' ? { kind: 'single' } : weighed;
+  } catch (error) {
+    return { kind: 'refused', error };
+  }
 }
