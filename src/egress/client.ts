@@ -143,24 +143,133 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** What every request of one egress client shares: its address policy, caches and connection pools. */
+interface EgressContext {
+  allow: AllowList;
+  userAgent: string;
+  /** A start URL parsed and checked against the policy (cached: the same destinations come back). */
+  checkStartUrl(input: string): URL;
+  /** The keep-alive pool for a connect timeout and TLS mode. */
+  agentFor(connectTimeoutMs: number, acceptAnyTls: boolean): Agent;
+}
+
+/** Where a request goes next and what it sends: changed by each redirect it follows. */
+interface Hop {
+  url: URL;
+  method: Method;
+  body: EgressRequest['body'];
+  headers: Record<string, string>;
+}
+
+type UndiciResponse = Awaited<ReturnType<typeof undiciRequest>>;
+
+/**
+ * Follows a redirect to `location`: checked against the policy like the start URL; a POST
+ * answered 301/302, or anything but GET/HEAD answered 303, becomes a GET without its body; no
+ * credential header crosses to another origin.
+ */
+function redirectHop(hop: Hop, location: string, status: number, allow: AllowList): void {
+  const next = checkUrl(location, hop.url, allow);
+  if (((status === 301 || status === 302) && hop.method === 'POST') || (status === 303 && hop.method !== 'GET' && hop.method !== 'HEAD')) {
+    hop.method = 'GET';
+    hop.body = undefined;
+    for (const name of BODY_HEADERS) delete hop.headers[name];
+  }
+  if (next.origin !== hop.url.origin) {
+    for (const name of Object.keys(hop.headers)) {
+      if (CREDENTIAL_HEADERS.has(name) || CREDENTIAL_HEADER_PATTERN.test(name)) delete hop.headers[name];
+    }
+  }
+  hop.url = next;
+}
+
+/** The final response: its body drained (discardBody) or read decoded up to maxBytes. */
+async function finalResponse(res: UndiciResponse, hop: Hop, init: EgressRequest, maxBytes: number, signal: RequestAbort): Promise<EgressResponse> {
+  if (init.discardBody) {
+    // Drained, not decoded: nothing is buffered, and the socket goes back to the pool when the
+    // body was short (undici destroys it when the limit is exceeded).
+    // (The request's signal also covers its body: an abort or the deadline stops the drain.)
+    await res.body.dump({ limit: maxBytes }).catch(() => undefined);
+    return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), url: hop.url.href };
+  }
+  try {
+    checkDeclaredLength(res.headers['content-length'], maxBytes);
+    const bodyless = hop.method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
+    const decoders = bodyless ? [] : decodersFor(res.headers['content-encoding']);
+    const sink = init.onBody?.({ status: res.statusCode, headers: res.headers });
+    const data = await readCappedBody(res.body, decoders, maxBytes, signal, sink);
+    const outHeaders: EgressResponse['headers'] = { ...res.headers };
+    if (decoders.length > 0) {
+      // The body we return is decoded, so the wire framing headers no longer describe it.
+      delete outHeaders['content-encoding'];
+      delete outHeaders['content-length'];
+    }
+    return { status: res.statusCode, headers: outHeaders, body: data, url: hop.url.href };
+  } catch (err) {
+    if (!res.body.destroyed) res.body.destroy();
+    throw err;
+  }
+}
+
+/** One request and the redirects it follows; `progress.responses` counts the answers received. */
+async function follow(ctx: EgressContext, startUrl: string, init: EgressRequest, signal: RequestAbort, progress: { responses: number }): Promise<EgressResponse> {
+  const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
+  const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
+  const dispatcher = ctx.agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS), init.acceptAnyTls === true);
+  const hop: Hop = { url: ctx.checkStartUrl(startUrl), method: init.method ?? 'GET', body: init.body, headers: buildHeaders(init.headers, ctx.userAgent) };
+  for (let redirects = 0; ; redirects++) {
+    const res = await undiciRequest(hop.url, { dispatcher, method: hop.method, headers: hop.headers, body: hop.body, signal });
+    progress.responses++;
+    // Whatever happens to the body later (our own destroy, an abort), it must never become an
+    // unhandled 'error' event; failures are reported through the awaited promises instead.
+    res.body.on('error', () => undefined);
+    const location = REDIRECT_STATUSES.has(res.statusCode) ? firstHeader(res.headers.location) : undefined;
+    if (location === undefined || maxRedirects === 0) return finalResponse(res, hop, init, maxBytes, signal);
+    await res.body.dump({ limit: REDIRECT_DRAIN_LIMIT }).catch(() => undefined);
+    if (redirects >= maxRedirects) throw new EgressError('EGRESS_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
+    redirectHop(hop, location, res.statusCode, ctx.allow);
+  }
+}
+
+/**
+ * A request under its deadline (`timeoutMs`: EGRESS_TIMEOUT) and the caller's signal (its reason
+ * rethrown unchanged, as fetch does); every other failure as an EgressError that says whether a
+ * response had arrived.
+ */
+async function requestWithDeadline(ctx: EgressContext, url: string, init: EgressRequest): Promise<EgressResponse> {
+  const callerSignal = init.signal;
+  callerSignal?.throwIfAborted();
+  const timeoutMs = positiveOr(init.timeoutMs, DEFAULT_TIMEOUT_MS);
+  const abort = new RequestAbort(callerSignal);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`));
+  }, timeoutMs);
+  callerSignal?.addEventListener('abort', abort, { once: true });
+  const progress = { responses: 0 };
+  try {
+    return await follow(ctx, url, init, abort, progress);
+  } catch (err) {
+    const responded = progress.responses > 0;
+    if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`, responded);
+    if (callerSignal?.aborted) throw callerSignal.reason;
+    const egressError = toEgressError(err);
+    throw egressError.responded === responded ? egressError : new EgressError(egressError.code, egressError.message, responded);
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener('abort', abort);
+  }
+}
+
 export function createEgress(options: EgressOptions): Egress {
   const allow = compileAllowList(options.allowCidrs);
-  const userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
   const lookup = pinnedLookup(allow);
   /**
    * Start URLs already parsed and checked (a pure function of the string and the policy): the
    * same destinations come back for every webhook delivery. Bounded; entries are never mutated.
    */
   const checkedUrls = new Map<string, URL>();
-  const checkStartUrl = (input: string): URL => {
-    let url = checkedUrls.get(input);
-    if (!url) {
-      url = checkUrl(input, undefined, allow);
-      if (checkedUrls.size >= 1000) checkedUrls.clear();
-      checkedUrls.set(input, url);
-    }
-    return url;
-  };
   /**
    * One keep-alive Agent per connect timeout in use (normally exactly one), and separate ones for
    * requests that accept any TLS (the security scanner), so a verified request never reuses a
@@ -168,81 +277,28 @@ export function createEgress(options: EgressOptions): Egress {
    */
   const agents = new Map<string, Agent>();
   let closed = false;
-
-  function agentFor(connectTimeoutMs: number, acceptAnyTls: boolean): Agent {
-    const key = `${connectTimeoutMs}:${acceptAnyTls}`;
-    let agent = agents.get(key);
-    if (!agent) {
-      agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs, ...(acceptAnyTls ? ANY_TLS : {}) } });
-      agents.set(key, agent);
-    }
-    return agent;
-  }
-
-  async function run(startUrl: string, init: EgressRequest, signal: RequestAbort, progress: { responses: number }): Promise<EgressResponse> {
-    const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
-    const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
-    const dispatcher = agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS), init.acceptAnyTls === true);
-    let url = checkStartUrl(startUrl);
-    let method: Method = init.method ?? 'GET';
-    let body = init.body;
-    const headers = buildHeaders(init.headers, userAgent);
-
-    for (let redirects = 0; ; redirects++) {
-      const res = await undiciRequest(url, { dispatcher, method, headers, body, signal });
-      progress.responses++;
-      // Whatever happens to the body later (our own destroy, an abort), it must never become an
-      // unhandled 'error' event; failures are reported through the awaited promises instead.
-      res.body.on('error', () => undefined);
-      const location = REDIRECT_STATUSES.has(res.statusCode) ? firstHeader(res.headers.location) : undefined;
-
-      if (location !== undefined && maxRedirects > 0) {
-        await res.body.dump({ limit: REDIRECT_DRAIN_LIMIT }).catch(() => undefined);
-        if (redirects >= maxRedirects) {
-          throw new EgressError('EGRESS_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
-        }
-        const next = checkUrl(location, url, allow);
-        const status = res.statusCode;
-        if (((status === 301 || status === 302) && method === 'POST') || (status === 303 && method !== 'GET' && method !== 'HEAD')) {
-          method = 'GET';
-          body = undefined;
-          for (const name of BODY_HEADERS) delete headers[name];
-        }
-        if (next.origin !== url.origin) {
-          for (const name of Object.keys(headers)) {
-            if (CREDENTIAL_HEADERS.has(name) || CREDENTIAL_HEADER_PATTERN.test(name)) delete headers[name];
-          }
-        }
-        url = next;
-        continue;
+  const ctx: EgressContext = {
+    allow,
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    checkStartUrl(input) {
+      let url = checkedUrls.get(input);
+      if (!url) {
+        url = checkUrl(input, undefined, allow);
+        if (checkedUrls.size >= 1000) checkedUrls.clear();
+        checkedUrls.set(input, url);
       }
-
-      if (init.discardBody) {
-        // Drained, not decoded: nothing is buffered, and the socket goes back to the pool when the
-        // body was short (undici destroys it when the limit is exceeded).
-        // (The request's signal also covers its body: an abort or the deadline stops the drain.)
-        await res.body.dump({ limit: maxBytes }).catch(() => undefined);
-        return { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), url: url.href };
+      return url;
+    },
+    agentFor(connectTimeoutMs, acceptAnyTls) {
+      const key = `${connectTimeoutMs}:${acceptAnyTls}`;
+      let agent = agents.get(key);
+      if (!agent) {
+        agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs, ...(acceptAnyTls ? ANY_TLS : {}) } });
+        agents.set(key, agent);
       }
-      try {
-        checkDeclaredLength(res.headers['content-length'], maxBytes);
-        const bodyless = method === 'HEAD' || res.statusCode === 204 || res.statusCode === 304;
-        const decoders = bodyless ? [] : decodersFor(res.headers['content-encoding']);
-        const sink = init.onBody?.({ status: res.statusCode, headers: res.headers });
-        const data = await readCappedBody(res.body, decoders, maxBytes, signal, sink);
-        const outHeaders: EgressResponse['headers'] = { ...res.headers };
-        if (decoders.length > 0) {
-          // The body we return is decoded, so the wire framing headers no longer describe it.
-          delete outHeaders['content-encoding'];
-          delete outHeaders['content-length'];
-        }
-        return { status: res.statusCode, headers: outHeaders, body: data, url: url.href };
-      } catch (err) {
-        if (!res.body.destroyed) res.body.destroy();
-        throw err;
-      }
-    }
-  }
+      return agent;
+    },
+  };
 
   return {
     /**
@@ -253,31 +309,7 @@ export function createEgress(options: EgressOptions): Egress {
      */
     async request(url: string, init: EgressRequest = {}): Promise<EgressResponse> {
       if (closed) throw new EgressError('EGRESS_NETWORK', 'egress client is closed');
-      const callerSignal = init.signal;
-      callerSignal?.throwIfAborted();
-
-      const timeoutMs = positiveOr(init.timeoutMs, DEFAULT_TIMEOUT_MS);
-      const abort = new RequestAbort(callerSignal);
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        abort.abort(new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`));
-      }, timeoutMs);
-      callerSignal?.addEventListener('abort', abort, { once: true });
-
-      const progress = { responses: 0 };
-      try {
-        return await run(url, init, abort, progress);
-      } catch (err) {
-        const responded = progress.responses > 0;
-        if (timedOut) throw new EgressError('EGRESS_TIMEOUT', `request exceeded ${timeoutMs} ms`, responded);
-        if (callerSignal?.aborted) throw callerSignal.reason;
-        const egressError = toEgressError(err);
-        throw egressError.responded === responded ? egressError : new EgressError(egressError.code, egressError.message, responded);
-      } finally {
-        clearTimeout(timer);
-        callerSignal?.removeEventListener('abort', abort);
-      }
+      return requestWithDeadline(ctx, url, init);
     },
 
     async tlsProbe(request: TlsProbeRequest): Promise<TlsProbeResult> {
