@@ -21,10 +21,9 @@
  *   any more, is read as above. It covers notifications lost while a LISTEN connection was down
  *   (a reconnect also polls at once).
  */
-import type { Deps } from '../deps.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import { activeJobHeads, jobHead, versionsOf } from '../modules/jobs/change-reads.js';
-import type { StreamSettings } from '../modules/jobs/stream-settings.js';
+import { StreamSet } from '../modules/jobs/stream-set.js';
 import { newId } from '../lib/ids.js';
 import { remember } from '../lib/lru.js';
 import { resumeChanges, statusChanges } from './task-events.js';
@@ -45,10 +44,7 @@ export function openTaskStreams(app: object): number {
 }
 
 /** The standing MCP streams of this process and what feeds them. */
-export class TaskNotificationHub {
-  private readonly streams = new Set<TaskStatusStream>();
-  private opening = 0;
-  closing = false;
+export class TaskNotificationHub extends StreamSet<TaskStatusStream> {
   private unsubscribe: (() => void) | undefined;
   private subscribing: Promise<void> | undefined;
   private readonly timers: NodeJS.Timeout[] = [];
@@ -59,26 +55,6 @@ export class TaskNotificationHub {
   /** Active jobs of each covered workspace at the last poll. */
   private active = new Map<string, Set<string>>();
   private polling = false;
-  private generation: number;
-  private lastFullCheck = Date.now();
-
-  constructor(
-    private readonly deps: Deps,
-    readonly settings: StreamSettings,
-  ) {
-    this.generation = deps.authCache.generation;
-  }
-
-  get size(): number {
-    return this.streams.size;
-  }
-
-  /** Counts a stream about to open against the process's cap; the refusal when over. The caller calls `opened()` once its open succeeded or failed. */
-  reserve(processMax: number): { scope: 'service'; open: number; limit: number } | undefined {
-    if (this.streams.size + this.opening >= processMax) return { scope: 'service', open: this.streams.size + this.opening, limit: processMax };
-    this.opening++;
-    return undefined;
-  }
 
   /**
    * A slot of the key's cap (STREAMS_PER_KEY, its streams in every process), or the refusal when
@@ -106,7 +82,7 @@ export class TaskNotificationHub {
 
   /** Extends every slot of this process's streams (every heartbeatMs); a stream whose slot is gone ends (its client reconnects and is counted again). */
   async heartbeat(): Promise<void> {
-    const streams = [...this.streams];
+    const streams = this.list();
     if (streams.length === 0) return;
     try {
       const alive = await slots.extendSlots(this.deps.db, streams.map((s) => s.slotId), this.deps.clock.now() + this.settings.slotTtlMs);
@@ -114,10 +90,6 @@ export class TaskNotificationHub {
     } catch (err) {
       this.deps.log.warn({ err }, 'MCP stream slot heartbeat failed');
     }
-  }
-
-  opened(): void {
-    this.opening--;
   }
 
   /** Subscribes to the job-change feed (once for all streams); resolves once changes committed from now on are reported. */
@@ -128,7 +100,7 @@ export class TaskNotificationHub {
       .then((unsubscribe) => {
         this.unsubscribe = unsubscribe;
         this.subscribing = undefined;
-        if (this.streams.size === 0 && this.opening === 0) this.stopListening();
+        if (this.idle) this.stopListening();
       });
     await this.subscribing;
   }
@@ -143,11 +115,11 @@ export class TaskNotificationHub {
 
   /** After an open that did not become a stream (the client left): stop listening if nothing else needs the feed. */
   releaseIfIdle(): void {
-    if (this.streams.size === 0 && this.opening === 0 && !this.subscribing) this.stopListening();
+    if (this.idle && !this.subscribing) this.stopListening();
   }
 
-  add(stream: TaskStatusStream): void {
-    this.streams.add(stream);
+  override add(stream: TaskStatusStream): void {
+    super.add(stream);
     this.coveredCache = undefined;
     if (this.timers.length === 0) {
       const every = (ms: number, fn: () => void) => {
@@ -157,7 +129,7 @@ export class TaskNotificationHub {
       };
       every(this.settings.keepAliveMs, () => {
         const now = this.deps.clock.now();
-        for (const s of [...this.streams]) s.keepAlive(now);
+        for (const s of this.list()) s.keepAlive(now);
       });
       every(this.settings.pollMs, () => void this.poll());
       every(this.settings.authCheckMs, () => this.checkAuth());
@@ -166,9 +138,9 @@ export class TaskNotificationHub {
   }
 
   remove(stream: TaskStatusStream): void {
-    if (this.streams.delete(stream)) this.releaseSlot(stream.slotId);
+    if (this.delete(stream)) this.releaseSlot(stream.slotId);
     this.coveredCache = undefined;
-    if (this.streams.size === 0 && this.opening === 0 && !this.subscribing) this.stopListening();
+    if (this.idle && !this.subscribing) this.stopListening();
   }
 
   /** The workspaces some stream covers (kept until a stream opens, ends or is re-authorized). */
@@ -177,7 +149,7 @@ export class TaskNotificationHub {
   covered(): ReadonlySet<string> {
     if (this.coveredCache) return this.coveredCache;
     const out = new Set<string>();
-    for (const s of this.streams) for (const w of s.workspaces) out.add(w);
+    for (const s of this.list()) for (const w of s.workspaces) out.add(w);
     return (this.coveredCache = out);
   }
 
@@ -188,7 +160,7 @@ export class TaskNotificationHub {
 
   /** Reads what changed in a job; coalesces wake-ups that arrive while its read runs. */
   wake(jobId: string): void {
-    if (this.streams.size === 0) return;
+    if (this.size === 0) return;
     if (this.pumping.has(jobId)) {
       this.pumping.set(jobId, true);
       return;
@@ -211,12 +183,12 @@ export class TaskNotificationHub {
     const versions = await versionsOf(this.deps.db, [jobId], known?.version ?? 0);
     const { changes, last } = statusChanges(head.workspaceId, versions, known?.status);
     if (last) remember(this.jobs, jobId, last, JOB_CACHE_MAX);
-    for (const change of changes) for (const s of [...this.streams]) s.offer(change);
+    for (const change of changes) for (const s of this.list()) s.offer(change);
   }
 
   /** The safety poll: active jobs whose version moved, and jobs no longer active since the last poll. */
   async poll(): Promise<void> {
-    if (this.polling || this.streams.size === 0) return;
+    if (this.polling || this.size === 0) return;
     this.polling = true;
     try {
       const workspaces = [...this.covered()];
@@ -255,20 +227,10 @@ export class TaskNotificationHub {
     }
   }
 
-  /** Re-authorizes every stream when the auth cache was cleared (a key, role or workspace changed), and every reauthorizeMs. */
-  private checkAuth(): void {
-    const generation = this.deps.authCache.generation;
-    const due = Date.now() - this.lastFullCheck >= this.settings.reauthorizeMs;
-    if (generation === this.generation && !due) return;
-    this.generation = generation;
-    if (due) this.lastFullCheck = Date.now();
-    for (const stream of [...this.streams]) void stream.reauthorize(this.deps);
-  }
-
   /** Server shutdown: every stream gets its resume id and reconnect delay, then its response ends; resolves once their slots are freed. */
   async closeAll(): Promise<void> {
     this.closing = true;
-    for (const stream of [...this.streams]) stream.end('shutdown');
+    for (const stream of this.list()) stream.end('shutdown');
     this.stopListening();
     await Promise.all([...this.releasing]);
   }

@@ -12,10 +12,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/errors.js';
-import { authenticateKey } from '../modules/auth/service.js';
 import type { ApiKey } from '../modules/auth/types.js';
 import type { StreamSettings } from '../modules/jobs/stream-settings.js';
 import { SSE_HEADERS } from '../modules/jobs/stream-writer.js';
+import { reauthorizeStream } from '../modules/jobs/stream-set.js';
 import { remember } from '../lib/lru.js';
 import { readableWorkspaces } from './key-access.js';
 import { RECONNECT_AFTER_MS, type StatusChange } from './task-events.js';
@@ -26,6 +26,7 @@ const SENT_MAX = 5_000;
 
 /** What a stream needs of the hub that feeds it (task-notifications.ts). */
 export interface StreamOwner {
+  readonly deps: Deps;
   readonly settings: Pick<StreamSettings, 'maxBufferedBytes'>;
   /** The stream ended: forget it and free its slot. */
   remove(stream: TaskStatusStream): void;
@@ -120,22 +121,25 @@ export class TaskStatusStream {
   }
 
   /** The workspaces the key may still read jobs of; the stream ends when none is left (or the pinned one is gone). */
-  async reauthorize(deps: Deps): Promise<void> {
+  async reauthorize(): Promise<void> {
     if (this.ended) return;
+    const deps = this.hub.deps;
     const c = this.init.credentials;
-    try {
-      const key = await authenticateKey(deps, { authorization: c.authorization, query: [] });
-      const candidates = this.init.pinned !== undefined ? [this.init.pinned] : key.workspaceIds;
-      const allowed = await readableWorkspaces(deps, key, candidates, c.ip);
-      if (allowed instanceof AppError || allowed.length === 0) throw allowed instanceof AppError ? allowed : new AppError('FORBIDDEN_WORKSPACE');
-      if (allowed.length !== this.workspaces.size || allowed.some((w) => !this.workspaces.has(w))) {
-        this.workspaces = new Set(allowed);
-        this.hub.workspacesChanged();
-      }
-    } catch (err) {
-      if (!this.ended) this.init.log.info({ code: (err as { code?: string }).code }, 'MCP task stream no longer authorized');
-      this.end('unauthorized');
-    }
+    await reauthorizeStream(
+      deps,
+      c,
+      async (key) => {
+        const candidates = this.init.pinned !== undefined ? [this.init.pinned] : key.workspaceIds;
+        const allowed = await readableWorkspaces(deps, key, candidates, c.ip);
+        if (allowed instanceof AppError || allowed.length === 0) throw allowed instanceof AppError ? allowed : new AppError('FORBIDDEN_WORKSPACE');
+        if (allowed.length !== this.workspaces.size || allowed.some((w) => !this.workspaces.has(w))) {
+          this.workspaces = new Set(allowed);
+          this.hub.workspacesChanged();
+        }
+      },
+      () => this.end('unauthorized'),
+      { logger: this.init.log, message: 'MCP task stream no longer authorized' },
+    );
   }
 
   /**

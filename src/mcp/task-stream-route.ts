@@ -98,8 +98,7 @@ async function admitStreamRequest(deps: Deps, request: FastifyRequest, reply: Fa
  */
 async function takeStreamPlace(deps: Deps, hub: TaskNotificationHub, key: ApiKey, request: FastifyRequest, reply: FastifyReply): Promise<{ slotId: string } | { refusal: FastifyReply }> {
   if (hub.closing) return { refusal: sendAppError(request, reply, shuttingDown()) };
-  const over = hub.reserve(deps.config.streamsPerProcess);
-  if (over) return { refusal: sendAppError(request, reply, streamsLimited(deps, over)) };
+  if (!hub.reserve(deps.config.streamsPerProcess)) return { refusal: sendAppError(request, reply, streamsLimited(deps, { scope: 'service', open: hub.load, limit: deps.config.streamsPerProcess })) };
   try {
     const slot = await hub.takeSlot(key);
     if (!('slotId' in slot)) {

@@ -7,33 +7,32 @@
  * A stream also ends, releasing its slot, when the client goes away or reads too slowly, when
  * its slot row disappeared, when the key is no longer authorized (revoked, expired, workspace or
  * scope lost, streams no longer in the plan: re-checked whenever the auth cache is cleared, and
- * every `reauthorizeMs`), and when the server closes (`closeAll`, from the app's preClose, so
+ * every `reauthorizeMs`, by the rule and the stream set shared with the MCP task streams,
+ * stream-set.ts), and when the server closes (`closeAll`, from the app's preClose, so
  * app.close() never waits on an open stream).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../deps.js';
 import { isDatabaseUnavailable } from '../../db/unavailable.js';
-import { authenticateKey, authorize } from '../auth/service.js';
+import { authorize } from '../auth/service.js';
 import type { AuthContext } from '../auth/types.js';
 import { eventsSince, extendSlot, releaseSlot, requireStreamsAllowed, type StreamEvent } from './stream-service.js';
 import { isTerminal } from './states.js';
 import { toSnapshot } from './snapshot.js';
 import * as jobs from './store.js';
-import type { StreamSettings } from './stream-settings.js';
 import type { SseWriter } from './stream-writer.js';
+import { reauthorizeStream, StreamSet, type StreamCredentials } from './stream-set.js';
 
 export type StreamEndReason = 'terminal' | 'client' | 'slow-client' | 'unauthorized' | 'slot-lost' | 'job-gone' | 'shutdown' | 'error';
 
-/** What a stream needs to authorize its request again. */
-export interface StreamCredentials {
-  authorization: string | undefined;
+/** What a job stream needs to authorize its request again. */
+export interface JobStreamCredentials extends StreamCredentials {
   workspaceHeader: string | string[] | undefined;
-  ip: string | undefined;
 }
 
 export interface JobStreamInit {
   auth: AuthContext;
-  credentials: StreamCredentials;
+  credentials: JobStreamCredentials;
   jobId: string;
   slotId: string;
   /** Version the client has (Last-Event-ID), or undefined for a fresh stream (snapshot first). */
@@ -154,16 +153,15 @@ export class JobStream {
   async reauthorize(): Promise<void> {
     if (this.ended) return;
     const c = this.init.credentials;
-    try {
-      const key = await authenticateKey(this.deps, { authorization: c.authorization, query: [] });
-      const auth = await authorize(this.deps, key, { workspaceHeader: c.workspaceHeader, scope: 'jobs:read', transport: 'rest', ip: c.ip });
-      requireStreamsAllowed(auth.workspace);
-    } catch (err) {
-      // The database unreachable says nothing about the key: authorized again at the next check.
-      if (isDatabaseUnavailable(err)) return;
-      if (!this.ended) this.init.log.info({ jobId: this.init.jobId, code: (err as { code?: string }).code }, 'job stream no longer authorized');
-      this.end('unauthorized');
-    }
+    await reauthorizeStream(
+      this.deps,
+      c,
+      async (key) => {
+        requireStreamsAllowed((await authorize(this.deps, key, { workspaceHeader: c.workspaceHeader, scope: 'jobs:read', transport: 'rest', ip: c.ip })).workspace);
+      },
+      () => this.end('unauthorized'),
+      { logger: this.init.log, message: 'job stream no longer authorized', fields: { jobId: this.init.jobId } },
+    );
   }
 
   /** Ends the response (no further frame) and releases the slot; idempotent. */
@@ -182,48 +180,12 @@ export class JobStream {
   }
 }
 
-export class StreamHub {
-  private readonly streams = new Set<JobStream>();
+/** The job streams of this process: a StreamSet whose re-authorization timer runs while one is open. */
+export class StreamHub extends StreamSet<JobStream> {
   private authTimer: NodeJS.Timeout | undefined;
-  private generation: number;
-  private lastFullCheck = Date.now();
-  closing = false;
 
-  constructor(
-    private readonly deps: Deps,
-    readonly settings: StreamSettings,
-  ) {
-    this.generation = deps.authCache.generation;
-  }
-
-  get size(): number {
-    return this.streams.size;
-  }
-
-  /** Streams being opened (their slot requested, not added yet): they count toward the process's cap. */
-  private opening = 0;
-
-  /**
-   * Counts a stream about to open against the process's cap (STREAMS_PER_PROCESS); false when the
-   * process already holds that many. The caller calls `opened()` once its open succeeded or failed.
-   */
-  reserve(max: number): boolean {
-    if (this.streams.size + this.opening >= max) return false;
-    this.opening++;
-    return true;
-  }
-
-  opened(): void {
-    this.opening--;
-  }
-
-  /** Streams open or being opened in this process. */
-  get load(): number {
-    return this.streams.size + this.opening;
-  }
-
-  add(stream: JobStream): void {
-    this.streams.add(stream);
+  override add(stream: JobStream): void {
+    super.add(stream);
     if (!this.authTimer) {
       this.authTimer = setInterval(() => this.checkAuth(), this.settings.authCheckMs);
       this.authTimer.unref();
@@ -231,27 +193,17 @@ export class StreamHub {
   }
 
   remove(stream: JobStream): void {
-    this.streams.delete(stream);
-    if (this.streams.size === 0 && this.authTimer) {
+    this.delete(stream);
+    if (this.size === 0 && this.authTimer) {
       clearInterval(this.authTimer);
       this.authTimer = undefined;
     }
   }
 
-  /** Re-authorizes every stream when the auth cache was cleared (a key, role or workspace changed) or periodically. */
-  private checkAuth(): void {
-    const generation = this.deps.authCache.generation;
-    const due = Date.now() - this.lastFullCheck >= this.settings.reauthorizeMs;
-    if (generation === this.generation && !due) return;
-    this.generation = generation;
-    if (due) this.lastFullCheck = Date.now();
-    for (const stream of [...this.streams]) void stream.reauthorize();
-  }
-
   /** Ends every open stream and waits for their slots to be released (server shutdown). */
   async closeAll(): Promise<void> {
     this.closing = true;
-    const streams = [...this.streams];
+    const streams = this.list();
     for (const stream of streams) stream.end('shutdown');
     await Promise.all(streams.map((s) => s.done));
     if (this.authTimer) clearInterval(this.authTimer);
