@@ -2,6 +2,14 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
+  await accounts(db);
+  await keys(db);
+  await credits(db);
+  await limits(db);
+}
+
+/** Users, organizations and their members, workspaces. */
+async function accounts(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('users')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -42,7 +50,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at_ms', 'bigint', (c) => c.notNull())
     .addCheckConstraint('workspaces_one_owner', sql`(owner_user_id is null) <> (organization_id is null)`)
     .execute();
+}
 
+/** API keys and the workspaces each may use. */
+async function keys(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('api_keys')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -69,7 +80,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('api_key_workspaces_pk', ['key_id', 'workspace_id'])
     .execute();
   await db.schema.createIndex('api_key_workspaces_ws_idx').on('api_key_workspaces').column('workspace_id').execute();
+}
 
+/** Credit allocations, the ledger and holds. */
+async function credits(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('credit_allocations')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -114,7 +128,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await sql`create index credit_holds_open_idx on credit_holds (workspace_id) where released_at_ms is null`.execute(db);
   await db.schema.createIndex('credit_holds_job_idx').on('credit_holds').column('job_id').execute();
+}
 
+/** Usage counters, verified domains, workspaces' own provider keys and cache epochs. */
+async function limits(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('usage_counters')
     .addColumn('workspace_id', 'text', (c) => c.notNull())
