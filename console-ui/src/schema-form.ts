@@ -203,34 +203,9 @@ export function SchemaFields({ fields, values, media, problems, onChange, onUplo
           })}
         </fieldset>`;
         break;
-      case 'media': {
-        const choices = media.filter((m) => k.accept.length === 0 || k.accept.some((p) => m.mimeType.startsWith(p)));
-        control = k.multiple && choices.length === 0
-          ? html`<select ...${common} multiple size="2" disabled></select> <span class="hint">No media of this kind in the workspace yet: upload some on the Media page.</span>`
-          : k.multiple
-          ? html`<select ...${common} multiple size=${Math.min(6, Math.max(2, choices.length))} onChange=${(e: Event) => onChange(f.name, [...(e.currentTarget as HTMLSelectElement).selectedOptions].map((o) => o.value))}>
-              ${choices.map((m) => html`<option key=${m.id} value=${m.id} selected=${Array.isArray(value) && value.includes(m.id)}>${m.name} (${m.mimeType})</option>`)}
-            </select>`
-          : html`<select ...${common} value=${value} onChange=${text}>
-              <option value="">${choices.length ? 'Choose media…' : 'No media of this kind: upload some on the Media page'}</option>
-              ${choices.map((m) => html`<option key=${m.id} value=${m.id}>${m.name} (${m.mimeType})</option>`)}
-            </select>`;
-        // Or upload a file here: it is stored as workspace media (the API's checks) and chosen.
-        if (onUpload) {
-          const accept = k.accept.map((p) => (p.endsWith('/') ? `${p}*` : p)).join(',');
-          control = html`${control}
-            <label class="upload-inline">or upload a file
-              <input type="file" name=${`${f.name}-upload`} accept=${accept} disabled=${uploading === f.name} aria-describedby=${described} onChange=${(e: Event) => {
-                const input = e.currentTarget as HTMLInputElement;
-                const file = input.files?.[0];
-                if (file) onUpload(f.name, file);
-                input.value = '';
-              }} />
-            </label>
-            ${uploading === f.name ? html`<span class="hint" aria-live="polite">Uploading…</span>` : null}`;
-        }
+      case 'media':
+        control = mediaControl(f, k, { common, described, value, media, onChange, onUpload, uploading });
         break;
-      }
       case 'number':
         control = html`<input type="number" ...${common} value=${value} min=${f.schema.minimum} max=${f.schema.maximum} step=${k.integer ? 1 : 'any'} onInput=${text} />`;
         break;
@@ -253,4 +228,40 @@ export function SchemaFields({ fields, values, media, problems, onChange, onUplo
       ${problems[f.name] ? html`<span class="problem" id=${problemId}>${problems[f.name]}</span>` : null}
     </div>`;
   });
+}
+
+type MediaKind = Extract<FormField['kind'], { kind: 'media' }>;
+
+/** A media field: a choice among the workspace's media of an accepted kind, and (with onUpload) a file to upload into it. */
+function mediaControl(
+  f: FormField,
+  k: MediaKind,
+  p: { common: Record<string, unknown>; described: string | undefined; value: FieldValue | undefined; media: MediaChoice[]; onChange: SchemaFormProps['onChange']; onUpload: SchemaFormProps['onUpload']; uploading: string | undefined },
+): unknown {
+  const { common, described, value, onChange, onUpload, uploading } = p;
+  const choices = p.media.filter((m) => k.accept.length === 0 || k.accept.some((prefix) => m.mimeType.startsWith(prefix)));
+  const text = (e: Event) => onChange(f.name, (e.currentTarget as HTMLInputElement).value);
+  const control = k.multiple && choices.length === 0
+    ? html`<select ...${common} multiple size="2" disabled></select> <span class="hint">No media of this kind in the workspace yet: upload some on the Media page.</span>`
+    : k.multiple
+    ? html`<select ...${common} multiple size=${Math.min(6, Math.max(2, choices.length))} onChange=${(e: Event) => onChange(f.name, [...(e.currentTarget as HTMLSelectElement).selectedOptions].map((o) => o.value))}>
+        ${choices.map((m) => html`<option key=${m.id} value=${m.id} selected=${Array.isArray(value) && value.includes(m.id)}>${m.name} (${m.mimeType})</option>`)}
+      </select>`
+    : html`<select ...${common} value=${value} onChange=${text}>
+        <option value="">${choices.length ? 'Choose media…' : 'No media of this kind: upload some on the Media page'}</option>
+        ${choices.map((m) => html`<option key=${m.id} value=${m.id}>${m.name} (${m.mimeType})</option>`)}
+      </select>`;
+  if (!onUpload) return control;
+  // Or upload a file here: it is stored as workspace media (the API's checks) and chosen.
+  const accept = k.accept.map((prefix) => (prefix.endsWith('/') ? `${prefix}*` : prefix)).join(',');
+  return html`${control}
+    <label class="upload-inline">or upload a file
+      <input type="file" name=${`${f.name}-upload`} accept=${accept} disabled=${uploading === f.name} aria-describedby=${described} onChange=${(e: Event) => {
+        const input = e.currentTarget as HTMLInputElement;
+        const file = input.files?.[0];
+        if (file) onUpload(f.name, file);
+        input.value = '';
+      }} />
+    </label>
+    ${uploading === f.name ? html`<span class="hint" aria-live="polite">Uploading…</span>` : null}`;
 }

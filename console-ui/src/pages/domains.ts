@@ -53,44 +53,8 @@ export function DomainsSection({ workspaceId, domains, canManage, onChanged }: {
   return html`<section aria-labelledby="domains-heading">
     <h2 id="domains-heading">Domains</h2>
     <p>A webhook's URL must be on a hostname verified in this workspace, exactly (a verified parent domain does not cover its subdomains).</p>
-    ${!domains
-      ? html`<p aria-live="polite">Loading domains…</p>`
-      : domains.length === 0
-        ? html`<p>No domains yet.</p>`
-        : html`<table>
-            <caption>Domains</caption>
-            <thead><tr><th scope="col">Hostname</th><th scope="col">Status</th><th scope="col">Verified</th><th scope="col">Added</th>${canManage ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : null}</tr></thead>
-            <tbody>
-              ${domains.map(
-                (d) => html`<tr key=${d.hostname} data-hostname=${d.hostname}>
-                  <th scope="row">${d.hostname}</th>
-                  <td>${d.status}</td>
-                  <td>${d.verifiedAt ? `${formatTime(d.verifiedAt)} (${d.verifiedMethod})` : '—'}</td>
-                  <td>${formatTime(d.createdAt)}</td>
-                  ${canManage
-                    ? html`<td>${d.status === 'verified'
-                        ? null
-                        : html`<button type="button" disabled=${busy} aria-label=${`Check ${d.hostname} by its DNS record`} onClick=${() => check(d, 'dns')}>Check DNS</button>
-                            <button type="button" disabled=${busy} aria-label=${`Check ${d.hostname} by its HTTPS file`} onClick=${() => check(d, 'http')}>Check file</button>`}</td>`
-                    : null}
-                </tr>`,
-              )}
-            </tbody>
-          </table>`}
-    ${pending.length > 0
-      ? html`<div class="instructions">
-          <h3>How to verify</h3>
-          ${pending.map(
-            (d) => html`<div key=${d.hostname} class="instruction" data-instructions-for=${d.hostname}>
-              <p><strong>${d.hostname}</strong>: publish the token <code class="token">${d.verificationToken}</code> in either place, then check it:</p>
-              <ul>
-                <li>a DNS TXT record named <code>${d.dnsRecordName}</code> holding the token;</li>
-                <li>or a file at <code>${d.httpFileUrl}</code> holding only the token (served over HTTPS, no redirect).</li>
-              </ul>
-            </div>`,
-          )}
-        </div>`
-      : null}
+    <${DomainsTable} domains=${domains} canManage=${canManage} busy=${busy} onCheck=${check} />
+    ${pending.length > 0 ? html`<${HowToVerify} pending=${pending} />` : null}
     <p role="status" class="status">${status}</p>
     <${ErrorNotice} error=${error} />
     ${canManage
@@ -100,4 +64,45 @@ export function DomainsSection({ workspaceId, domains, canManage, onChanged }: {
         </form>`
       : null}
   </section>`;
+}
+
+function DomainsTable({ domains, canManage, busy, onCheck }: { domains: Domain[] | undefined; canManage: boolean; busy: boolean; onCheck: (d: Domain, method: 'dns' | 'http') => void }) {
+  if (!domains) return html`<p aria-live="polite">Loading domains…</p>`;
+  if (domains.length === 0) return html`<p>No domains yet.</p>`;
+  return html`<table>
+    <caption>Domains</caption>
+    <thead><tr><th scope="col">Hostname</th><th scope="col">Status</th><th scope="col">Verified</th><th scope="col">Added</th>${canManage ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : null}</tr></thead>
+    <tbody>
+      ${domains.map(
+        (d) => html`<tr key=${d.hostname} data-hostname=${d.hostname}>
+          <th scope="row">${d.hostname}</th>
+          <td>${d.status}</td>
+          <td>${d.verifiedAt ? `${formatTime(d.verifiedAt)} (${d.verifiedMethod})` : '—'}</td>
+          <td>${formatTime(d.createdAt)}</td>
+          ${canManage
+            ? html`<td>${d.status === 'verified'
+                ? null
+                : html`<button type="button" disabled=${busy} aria-label=${`Check ${d.hostname} by its DNS record`} onClick=${() => onCheck(d, 'dns')}>Check DNS</button>
+                    <button type="button" disabled=${busy} aria-label=${`Check ${d.hostname} by its HTTPS file`} onClick=${() => onCheck(d, 'http')}>Check file</button>`}</td>`
+            : null}
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** Where each hostname not verified yet publishes its token. */
+function HowToVerify({ pending }: { pending: Domain[] }) {
+  return html`<div class="instructions">
+    <h3>How to verify</h3>
+    ${pending.map(
+      (d) => html`<div key=${d.hostname} class="instruction" data-instructions-for=${d.hostname}>
+        <p><strong>${d.hostname}</strong>: publish the token <code class="token">${d.verificationToken}</code> in either place, then check it:</p>
+        <ul>
+          <li>a DNS TXT record named <code>${d.dnsRecordName}</code> holding the token;</li>
+          <li>or a file at <code>${d.httpFileUrl}</code> holding only the token (served over HTTPS, no redirect).</li>
+        </ul>
+      </div>`,
+    )}
+  </div>`;
 }

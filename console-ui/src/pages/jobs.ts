@@ -22,7 +22,7 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
   const [operationId, setOperationId] = useState('');
   // The cursors of the pages before the one shown (the first page has none).
   const [cursors, setCursors] = useState<string[]>([]);
-  const [page, setPage] = useState<{ items: JobMetadata[]; nextCursor: string | null } | undefined>();
+  const [page, setPage] = useState<JobsPageData | undefined>();
   const [updatedAt, setUpdatedAt] = useState<string>('');
   const [error, setError] = useState<unknown>();
   const [selected, setSelected] = useState<string | undefined>(jobFromLocation);
@@ -35,31 +35,7 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
     if (workspace?.canManageKeys) api.listKeys(workspace.id).then((r) => setKeys(r.items), () => setKeys([]));
   }, [workspace?.id]);
 
-  useEffect(() => {
-    if (!workspace) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    async function refresh() {
-      if (document.visibilityState !== 'hidden') {
-        try {
-          const next = await runsApi.jobs(workspace!.id, { status, operationId, ...(cursor ? { cursor } : {}) });
-          if (stopped) return;
-          setPage(next);
-          setError(undefined);
-          setUpdatedAt(new Date().toLocaleTimeString());
-        } catch (err) {
-          if (stopped) return;
-          setError(err);
-        }
-      }
-      if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
-    }
-    void refresh();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [workspace?.id, status, operationId, cursor, poke]);
+  useRefreshedJobs(workspace?.id, { status, operationId, cursor, poke }, { setPage, setError, setUpdatedAt });
 
   if (!workspace) return html`<${PageHeading}>Jobs<//><p>You have no workspace yet.</p>`;
 
@@ -99,29 +75,70 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
       <span class="muted">${updatedAt ? `Updated ${updatedAt}` : ''}</span>
     </form>
     <${ErrorNotice} error=${error} />
-    ${!page
-      ? error ? null : html`<p aria-live="polite">Loading jobs…</p>`
-      : page.items.length === 0
-        ? html`<p>No jobs${status || operationId ? ' match these filters' : ' yet'}.</p>`
-        : html`<table class="jobs">
-            <caption>Jobs, newest first${cursors.length ? ` (page ${cursors.length + 1})` : ''}</caption>
-            <thead><tr><th scope="col">Created</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Cost</th><th scope="col">Origin</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-            <tbody>
-              ${page.items.map(
-                (j) => html`<tr key=${j.id} data-job-id=${j.id} data-status=${j.status} aria-current=${selected === j.id ? 'true' : undefined}>
-                  <td>${formatTime(j.createdAt)}</td>
-                  <th scope="row">${j.operationId}</th>
-                  <td class=${`status ${j.status}`}>${j.status}${j.errorCode ? html` <code>${j.errorCode}</code>` : null}</td>
-                  <td>${j.progress.percentage}%</td>
-                  <td>${formatMillicents(j.costMillicents)}</td>
-                  <td>${j.executionOrigin ?? '—'}</td>
-                  <td><button type="button" aria-label=${`Open job ${j.operationId} ${j.id}`} onClick=${() => open(j.id)}>Open</button></td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`}
+    <${JobsTable} page=${page} failed=${!!error} filtered=${!!(status || operationId)} pageNumber=${cursors.length + 1} selected=${selected} onOpen=${open} />
     <p class="pager">
       ${cursors.length ? html`<button type="button" onClick=${() => setCursors((c) => c.slice(0, -1))}>Newer jobs</button>` : null}
       ${page?.nextCursor ? html`<button type="button" onClick=${() => setCursors((c) => [...c, page.nextCursor!])}>Older jobs</button>` : null}
     </p>`;
+}
+
+/**
+ * The jobs page shown, read again every REFRESH_MS while the tab is visible (and at once when
+ * the workspace, a filter, the page or `poke` changes).
+ */
+function useRefreshedJobs(
+  workspaceId: string | undefined,
+  query: { status: string; operationId: string; cursor: string | undefined; poke: number },
+  set: { setPage: (p: JobsPageData) => void; setError: (e: unknown) => void; setUpdatedAt: (t: string) => void },
+) {
+  const { status, operationId, cursor, poke } = query;
+  useEffect(() => {
+    if (!workspaceId) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    async function refresh() {
+      if (document.visibilityState !== 'hidden') {
+        try {
+          const next = await runsApi.jobs(workspaceId!, { status, operationId, ...(cursor ? { cursor } : {}) });
+          if (stopped) return;
+          set.setPage(next);
+          set.setError(undefined);
+          set.setUpdatedAt(new Date().toLocaleTimeString());
+        } catch (err) {
+          if (stopped) return;
+          set.setError(err);
+        }
+      }
+      if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
+    }
+    void refresh();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [workspaceId, status, operationId, cursor, poke]);
+}
+
+type JobsPageData = { items: JobMetadata[]; nextCursor: string | null };
+
+function JobsTable({ page, failed, filtered, pageNumber, selected, onOpen }: { page: JobsPageData | undefined; failed: boolean; filtered: boolean; pageNumber: number; selected: string | undefined; onOpen: (id: string) => void }) {
+  if (!page) return failed ? null : html`<p aria-live="polite">Loading jobs…</p>`;
+  if (page.items.length === 0) return html`<p>No jobs${filtered ? ' match these filters' : ' yet'}.</p>`;
+  return html`<table class="jobs">
+    <caption>Jobs, newest first${pageNumber > 1 ? ` (page ${pageNumber})` : ''}</caption>
+    <thead><tr><th scope="col">Created</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Cost</th><th scope="col">Origin</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody>
+      ${page.items.map(
+        (j) => html`<tr key=${j.id} data-job-id=${j.id} data-status=${j.status} aria-current=${selected === j.id ? 'true' : undefined}>
+          <td>${formatTime(j.createdAt)}</td>
+          <th scope="row">${j.operationId}</th>
+          <td class=${`status ${j.status}`}>${j.status}${j.errorCode ? html` <code>${j.errorCode}</code>` : null}</td>
+          <td>${j.progress.percentage}%</td>
+          <td>${formatMillicents(j.costMillicents)}</td>
+          <td>${j.executionOrigin ?? '—'}</td>
+          <td><button type="button" aria-label=${`Open job ${j.operationId} ${j.id}`} onClick=${() => onOpen(j.id)}>Open</button></td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }

@@ -40,41 +40,41 @@ export function RunPage({ workspace }: { workspace: Workspace | undefined }) {
         : html`<${RunForm} key=${workspace.id} workspace=${workspace} keys=${usable} allKeys=${keys!} />`}`;
 }
 
-function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: ApiKey[]; allKeys: ApiKey[] }) {
-  const [keyId, setKeyId] = useState(keys[0]!.id);
+/** The operations a key may run (its tools) and the workspace's media to choose from. */
+function useRunChoices(workspaceId: string, keyId: string, setError: (e: unknown) => void) {
   const [tools, setTools] = useState<Tool[] | undefined>();
   const [media, setMedia] = useState<MediaChoice[]>([]);
-  const [operationId, setOperationId] = useState('');
-  // What the user typed, for the operation it was typed for (another operation starts from its defaults).
-  const [edited, setEdited] = useState<{ operationId: string; values: FormValues } | undefined>();
-  const [problems, setProblems] = useState<Record<string, string>>({});
-  const [error, setError] = useState<unknown>();
-  const [estimate, setEstimate] = useState<{ estimate: Estimate; input: Record<string, unknown>; idempotencyKey: string } | undefined>();
-  const [answer, setAnswer] = useState<{ run: RunAnswer; replayed: boolean } | undefined>();
-  const [busy, setBusy] = useState(false);
-  const [uploading, setUploading] = useState<string | undefined>();
-  const busyRef = useRef(false);
-  // Bumped by every change of the form: an estimate answered for an older form is not shown.
-  const formVersion = useRef(0);
-
   useEffect(() => {
     setTools(undefined);
     setError(undefined);
-    runsApi.tools(workspace.id, keyId).then((r) => setTools(r.items), setError);
-  }, [workspace.id, keyId]);
+    runsApi.tools(workspaceId, keyId).then((r) => setTools(r.items), setError);
+  }, [workspaceId, keyId]);
   useEffect(() => {
-    runsApi.media(workspace.id).then((r) => setMedia(r.items), () => setMedia([]));
-  }, [workspace.id]);
+    runsApi.media(workspaceId).then((r) => setMedia(r.items), () => setMedia([]));
+  }, [workspaceId]);
+  const operations = useMemo(() => (tools ?? []).flatMap((t) => t.operations), [tools]);
+  return { tools, media, setMedia, operations };
+}
 
-  const operations = useMemo(() => (tools ?? []).flatMap((t) => t.operations.map((op) => ({ tool: t, op }))), [tools]);
-  const operation: Operation | undefined = operations.find((o) => o.op.operationId === operationId)?.op;
+type EstimateState = { estimate: Estimate; input: Record<string, unknown>; idempotencyKey: string };
+
+/**
+ * The form of one operation: what the user typed (for the operation it was typed for; another
+ * operation starts from its defaults), its problems, estimate and answer. Every change makes a
+ * new form: the estimate and its Idempotency-Key of the old one no longer hold.
+ */
+function useOperationForm(operations: Operation[], setError: (e: unknown) => void) {
+  const [operationId, setOperationId] = useState('');
+  const [edited, setEdited] = useState<{ operationId: string; values: FormValues } | undefined>();
+  const [problems, setProblems] = useState<Record<string, string>>({});
+  const [estimate, setEstimate] = useState<EstimateState | undefined>();
+  const [answer, setAnswer] = useState<{ run: RunAnswer; replayed: boolean } | undefined>();
+  // Bumped by every change of the form: an estimate answered for an older form is not shown.
+  const formVersion = useRef(0);
+  const operation = operations.find((op) => op.operationId === operationId);
   const fields = useMemo(() => (operation ? formFields(operation.inputSchema, operation.mediaFields) : []), [operation]);
   const defaults = useMemo(() => initialValues(fields), [fields]);
   const values = edited?.operationId === operationId ? edited.values : defaults;
-
-  useEffect(() => {
-    if (operations.length > 0 && !operations.some((o) => o.op.operationId === operationId)) chooseOperation(operations[0]!.op.operationId);
-  }, [operations]);
 
   /** A new form: another operation or key, so no estimate, answer or refusal of the old one. */
   function startOver() {
@@ -84,21 +84,38 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
     setAnswer(undefined);
     setError(undefined);
   }
-
   function chooseOperation(id: string) {
     setOperationId(id);
     setEdited(undefined);
     startOver();
   }
-
   function change(name: string, value: FieldValue) {
     formVersion.current++;
     setEdited((e) => ({ operationId, values: { ...(e?.operationId === operationId ? e.values : defaults), [name]: value } }));
-    // A changed form is a new form: its estimate and its Idempotency-Key no longer hold.
     setEstimate(undefined);
     setAnswer(undefined);
     if (problems[name]) setProblems((p) => ({ ...p, [name]: '' }));
   }
+  useEffect(() => {
+    if (operations.length > 0 && !operations.some((op) => op.operationId === operationId)) chooseOperation(operations[0]!.operationId);
+  }, [operations]);
+  return { operationId, operation, fields, values, problems, setProblems, estimate, setEstimate, answer, setAnswer, formVersion, startOver, chooseOperation, change };
+}
+
+const keyLabel = (k: ApiKey) => `${k.prefix}… (${k.operations.length} operations${k.budgets.dailyMillicents || k.budgets.weeklyMillicents || k.budgets.monthlyMillicents ? ', budgets' : ''})`;
+
+function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: ApiKey[]; allKeys: ApiKey[] }) {
+  const [keyId, setKeyId] = useState(keys[0]!.id);
+  const [error, setError] = useState<unknown>();
+  const [uploading, setUploading] = useState<string | undefined>();
+  const { tools, media, setMedia, operations } = useRunChoices(workspace.id, keyId, setError);
+  const form = useOperationForm(operations, setError);
+  const { operationId, operation, fields, values, estimate } = form;
+  function showRefusal(err: unknown) {
+    setError(err);
+    form.setProblems(problemsOf(err));
+  }
+  const { busy, guarded } = useGuarded(setError, showRefusal);
 
   /** Uploads a file for a media field, as the Media page does, then chooses it in that field. */
   async function uploadFor(name: string, file: File) {
@@ -109,26 +126,68 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
       setMedia((list) => [{ id: item.id, name: item.name, mimeType: item.mimeType }, ...list.filter((m) => m.id !== item.id)]);
       const field = fields.find((f) => f.name === name);
       const current = values[name];
-      change(name, field?.kind.kind === 'media' && field.kind.multiple ? [...(Array.isArray(current) ? current : []), item.id] : item.id);
+      form.change(name, field?.kind.kind === 'media' && field.kind.multiple ? [...(Array.isArray(current) ? current : []), item.id] : item.id);
     } catch (err) {
       showRefusal(err);
     } finally {
       setUploading(undefined);
     }
   }
+  const estimateNow = (event: Event) => {
+    event.preventDefault();
+    void guarded(async () => {
+      const input = inputOf(fields, values);
+      const version = form.formVersion.current;
+      const e = await runsApi.estimate(workspace.id, { keyId, operationId, input });
+      if (version !== form.formVersion.current) return;
+      form.setProblems({});
+      form.setAnswer(undefined);
+      form.setEstimate({ estimate: e, input, idempotencyKey: newIdempotencyKey() });
+    });
+  };
+  const runNow = () =>
+    guarded(async () => {
+      if (estimate) form.setAnswer(await runsApi.run(workspace.id, { keyId, operationId, input: estimate.input }, estimate.idempotencyKey));
+    });
 
-  function showRefusal(err: unknown) {
-    setError(err);
-    const errors = err instanceof ApiError ? (err.details as { errors?: { pointer: string; message: string }[] } | undefined)?.errors : undefined;
-    const byField: Record<string, string> = {};
-    for (const e of errors ?? []) {
-      const f = fieldOfPointer(e.pointer);
-      if (f) byField[f] = byField[f] ? `${byField[f]}; ${e.message}` : e.message;
-    }
-    if (err instanceof FormProblem) byField[err.field] = err.message;
-    setProblems(byField);
+  return html`<form class="run-form" onSubmit=${estimateNow} aria-labelledby="run-heading" novalidate>
+      <h2 id="run-heading">Operation and input</h2>
+      <div class="field">
+        <label for="run-key">Run with key</label>
+        <select id="run-key" value=${keyId} onChange=${(e: Event) => {
+          setKeyId((e.currentTarget as HTMLSelectElement).value);
+          form.startOver();
+        }}>
+          ${keys.map((k) => html`<option key=${k.id} value=${k.id}>${keyLabel(k)}</option>`)}
+        </select>
+      </div>
+      <${OperationField} tools=${tools} failed=${!!error} operationId=${operationId} operation=${operation} onChoose=${form.chooseOperation} />
+      ${operation ? html`<fieldset class="inputs"><legend>Input of ${operation.operationId}</legend>
+          <${SchemaFields} fields=${fields} values=${values} media=${media} problems=${form.problems} onChange=${form.change} onUpload=${uploadFor} uploading=${uploading} />
+        </fieldset>` : null}
+      <${ErrorNotice} error=${error} />
+      ${operation ? html`<p><button type="submit" disabled=${busy}>Estimate cost</button></p>` : null}
+      ${estimate ? html`<${EstimatePanel} estimate=${estimate.estimate} busy=${busy} onRun=${runNow} />` : null}
+    </form>
+    ${form.answer ? html`<${RunAnswerPanel} answer=${form.answer} workspace=${workspace} allKeys=${allKeys} />` : null}`;
+}
+
+/** The refusal's messages by form field: the API's JSON pointers, or the form's own problem. */
+function problemsOf(err: unknown): Record<string, string> {
+  const errors = err instanceof ApiError ? (err.details as { errors?: { pointer: string; message: string }[] } | undefined)?.errors : undefined;
+  const byField: Record<string, string> = {};
+  for (const e of errors ?? []) {
+    const f = fieldOfPointer(e.pointer);
+    if (f) byField[f] = byField[f] ? `${byField[f]}; ${e.message}` : e.message;
   }
+  if (err instanceof FormProblem) byField[err.field] = err.message;
+  return byField;
+}
 
+/** One request at a time: `guarded(what)` runs `what` unless one runs already; its failure is shown by `refused`. */
+function useGuarded(setError: (e: unknown) => void, refused: (err: unknown) => void) {
+  const [busy, setBusy] = useState(false);
+  const busyRef = useRef(false);
   async function guarded(what: () => Promise<void>) {
     if (busyRef.current) return;
     busyRef.current = true;
@@ -137,77 +196,42 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
     try {
       await what();
     } catch (err) {
-      showRefusal(err);
+      refused(err);
     } finally {
       busyRef.current = false;
       setBusy(false);
     }
   }
+  return { busy, guarded };
+}
 
-  const estimateNow = (event: Event) => {
-    event.preventDefault();
-    void guarded(async () => {
-      const input = inputOf(fields, values);
-      const version = formVersion.current;
-      const e = await runsApi.estimate(workspace.id, { keyId, operationId, input });
-      if (version !== formVersion.current) return;
-      setProblems({});
-      setAnswer(undefined);
-      setEstimate({ estimate: e, input, idempotencyKey: newIdempotencyKey() });
-    });
-  };
+function OperationField({ tools, failed, operationId, operation, onChoose }: { tools: Tool[] | undefined; failed: boolean; operationId: string; operation: Operation | undefined; onChoose: (id: string) => void }) {
+  if (!tools) return failed ? null : html`<p aria-live="polite">Loading operations…</p>`;
+  if (!tools.some((t) => t.operations.length > 0)) return html`<p class="notice">This key may run no operation this service offers; edit its operations on the Keys page.</p>`;
+  return html`<div class="field">
+    <label for="run-operation">Operation</label>
+    <select id="run-operation" value=${operationId} onChange=${(e: Event) => onChoose((e.currentTarget as HTMLSelectElement).value)}>
+      ${tools.map((t) => html`<optgroup key=${t.slug} label=${t.name}>${t.operations.map((op) => html`<option key=${op.operationId} value=${op.operationId}>${op.operationId}</option>`)}</optgroup>`)}
+    </select>
+    ${operation ? html`<span class="hint">${operation.asynchronous ? 'Queued: runs as a job you can follow.' : 'Synchronous: the result comes with the answer.'} ${operation.usagePoints} usage points.</span>` : null}
+  </div>`;
+}
 
-  const runNow = () =>
-    guarded(async () => {
-      if (!estimate) return;
-      const result = await runsApi.run(workspace.id, { keyId, operationId, input: estimate.input }, estimate.idempotencyKey);
-      setAnswer(result);
-    });
+function EstimatePanel({ estimate, busy, onRun }: { estimate: Estimate; busy: boolean; onRun: () => void }) {
+  return html`<section class="estimate notice" aria-labelledby="estimate-heading">
+    <h3 id="estimate-heading">Before you run</h3>
+    <p>Estimated cost: <strong>${formatMillicents(estimate.estimatedCostMillicents)}</strong>.</p>
+    <p>Maximum cost: <strong>${formatMillicents(estimate.maximumCostMillicents)}</strong> (reserved from the workspace's credits until the job ends; only what it uses is charged).</p>
+    <p>Usage points: ${estimate.usagePoints}.</p>
+    <p><button type="button" class="primary" disabled=${busy} onClick=${onRun}>Run</button></p>
+  </section>`;
+}
 
-  const keyLabel = (k: ApiKey) => `${k.prefix}… (${k.operations.length} operations${k.budgets.dailyMillicents || k.budgets.weeklyMillicents || k.budgets.monthlyMillicents ? ', budgets' : ''})`;
-
-  return html`<form class="run-form" onSubmit=${estimateNow} aria-labelledby="run-heading" novalidate>
-      <h2 id="run-heading">Operation and input</h2>
-      <div class="field">
-        <label for="run-key">Run with key</label>
-        <select id="run-key" value=${keyId} onChange=${(e: Event) => {
-          setKeyId((e.currentTarget as HTMLSelectElement).value);
-          startOver();
-        }}>
-          ${keys.map((k) => html`<option key=${k.id} value=${k.id}>${keyLabel(k)}</option>`)}
-        </select>
-      </div>
-      ${!tools
-        ? error ? null : html`<p aria-live="polite">Loading operations…</p>`
-        : operations.length === 0
-          ? html`<p class="notice">This key may run no operation this service offers; edit its operations on the Keys page.</p>`
-          : html`<div class="field">
-              <label for="run-operation">Operation</label>
-              <select id="run-operation" value=${operationId} onChange=${(e: Event) => chooseOperation((e.currentTarget as HTMLSelectElement).value)}>
-                ${(tools ?? []).map((t) => html`<optgroup key=${t.slug} label=${t.name}>${t.operations.map((op) => html`<option key=${op.operationId} value=${op.operationId}>${op.operationId}</option>`)}</optgroup>`)}
-              </select>
-              ${operation ? html`<span class="hint">${operation.asynchronous ? 'Queued: runs as a job you can follow.' : 'Synchronous: the result comes with the answer.'} ${operation.usagePoints} usage points.</span>` : null}
-            </div>`}
-      ${operation ? html`<fieldset class="inputs"><legend>Input of ${operation.operationId}</legend>
-          <${SchemaFields} fields=${fields} values=${values} media=${media} problems=${problems} onChange=${change} onUpload=${uploadFor} uploading=${uploading} />
-        </fieldset>` : null}
-      <${ErrorNotice} error=${error} />
-      ${operation ? html`<p><button type="submit" disabled=${busy}>Estimate cost</button></p>` : null}
-      ${estimate
-        ? html`<section class="estimate notice" aria-labelledby="estimate-heading">
-            <h3 id="estimate-heading">Before you run</h3>
-            <p>Estimated cost: <strong>${formatMillicents(estimate.estimate.estimatedCostMillicents)}</strong>.</p>
-            <p>Maximum cost: <strong>${formatMillicents(estimate.estimate.maximumCostMillicents)}</strong> (reserved from the workspace's credits until the job ends; only what it uses is charged).</p>
-            <p>Usage points: ${estimate.estimate.usagePoints}.</p>
-            <p><button type="button" class="primary" disabled=${busy} onClick=${runNow}>Run</button></p>
-          </section>`
-        : null}
-    </form>
-    ${answer
-      ? html`<section class="run-answer" aria-live="polite">
-          <p>${answer.replayed ? 'This form was already run: the same job is shown again, nothing new was started (Idempotency-Key replay).' : answer.run.kind === 'job' ? `Queued with at most ${formatMillicents(answer.run.maximumCostMillicents)} reserved.` : `Finished: ${answer.run.status}.`}${' '}
-            <a href=${`/console/jobs?job=${encodeURIComponent(answer.run.jobId)}`}>Open in Jobs</a></p>
-          <${JobView} key=${answer.run.jobId} workspaceId=${workspace.id} jobId=${answer.run.jobId} keys=${allKeys} canManage=${workspace.canManageKeys} focus=${true} />
-        </section>`
-      : null}`;
+function RunAnswerPanel({ answer, workspace, allKeys }: { answer: { run: RunAnswer; replayed: boolean }; workspace: Workspace; allKeys: ApiKey[] }) {
+  const { run, replayed } = answer;
+  return html`<section class="run-answer" aria-live="polite">
+    <p>${replayed ? 'This form was already run: the same job is shown again, nothing new was started (Idempotency-Key replay).' : run.kind === 'job' ? `Queued with at most ${formatMillicents(run.maximumCostMillicents)} reserved.` : `Finished: ${run.status}.`}${' '}
+      <a href=${`/console/jobs?job=${encodeURIComponent(run.jobId)}`}>Open in Jobs</a></p>
+    <${JobView} key=${run.jobId} workspaceId=${workspace.id} jobId=${run.jobId} keys=${allKeys} canManage=${workspace.canManageKeys} focus=${true} />
+  </section>`;
 }

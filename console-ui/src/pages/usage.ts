@@ -187,159 +187,180 @@ function TestBalance({ workspace, state, onAdded }: { workspace: Workspace; stat
 
 export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
   const [poke, setPoke] = useState(0);
-  const [ledgerCursors, setLedgerCursors] = useState<string[]>([]);
+  const [testPoke, setTestPoke] = useState(0);
+  const id = workspace?.id;
+  const summary = useRead(() => (id ? usageApi.summary(id) : undefined), [id, poke]);
+  const balance = useRead(() => (id ? usageApi.balance(id) : undefined), [id, poke]);
+  const testBalance = useRead(() => (id ? usageApi.balance(id, undefined, 'test') : undefined), [id, poke, testPoke]);
+  if (!workspace) return html`<${PageHeading}>Usage<//><p>You have no workspace yet.</p>`;
+  const s = summary.data;
+  return html`<${PageHeading}>Usage<//>
+    <p>Credits, spending and usage points of <strong>${workspace.name}</strong>, as the public API reports them (GET /v1/balance, /v1/transactions, /v1/costs, /v1/usage, /v1/usage/history). Times are UTC.
+      <button type="button" class="refresh" onClick=${() => setPoke((n) => n + 1)}>Refresh</button></p>
+    <${BalanceSection} balance=${balance} summary=${summary} />
+    <${TestBalance} workspace=${workspace} state=${testBalance} onAdded=${() => setTestPoke((n) => n + 1)} />
+    <${ChartsSection} workspaceId=${workspace.id} summary=${summary} />
+    ${s ? html`<${Budgets} summary=${s} />` : null}
+    <${AllocationsSection} key=${workspace.id} workspaceId=${workspace.id} balance=${balance.data} />
+    <${LedgerSection} key=${workspace.id} workspaceId=${workspace.id} poke=${poke} />
+    <${NoticesSection} key=${workspace.id} workspaceId=${workspace.id} poke=${poke} />`;
+}
+
+type Read<T> = ReturnType<typeof useRead<T>>;
+type Summary = NonNullable<Read<Awaited<ReturnType<typeof usageApi.summary>>>['data']>;
+type BalanceData = NonNullable<Read<Awaited<ReturnType<typeof usageApi.balance>>>['data']>;
+
+function BalanceSection({ balance, summary }: { balance: Read<BalanceData>; summary: Read<Summary> }) {
+  const b = balance.data;
+  const s = summary.data;
+  return html`<section aria-labelledby="balance-heading">
+    <h2 id="balance-heading">Balance</h2>
+    <${Pending} what="the balance" state=${balance} />
+    ${b
+      ? html`<dl class="facts balance" data-testid="balance">
+          <dt>Total</dt><dd data-figure="total">${formatMillicents(b.totalMillicents)}</dd>
+          <dt>Reserved</dt><dd data-figure="reserved">${formatMillicents(b.reservedMillicents)}</dd>
+          <dt>Spendable</dt><dd data-figure="spendable">${formatMillicents(b.spendableMillicents)}</dd>
+        </dl>`
+      : null}
+    ${s
+      ? html`<dl class="facts points" data-testid="points">
+          <dt>Points this minute</dt><dd>${count(s.points.minuteUsed)} of ${count(s.points.minuteLimit)} (resets ${formatTime(s.points.minuteResetsAt)})</dd>
+          <dt>Points this month</dt><dd>${count(s.points.monthlyUsed)} of ${count(s.points.monthlyLimit)} (resets ${formatTime(s.points.monthlyResetsAt)})</dd>
+        </dl>`
+      : null}
+  </section>`;
+}
+
+/** Points per minute (the last hour), points and spending per day of the month: read once the summary says what "now" is. */
+function ChartsSection({ workspaceId: id, summary }: { workspaceId: string; summary: Read<Summary> }) {
+  const s = summary.data;
+  const month = s ? monthOf(s.now) : undefined;
+  const minutes = useRead(() => (s ? usageApi.history(id, { bucket: 'minute' }) : undefined), [id, s]);
+  const days = useRead(() => (month ? usageApi.history(id, { bucket: 'day', from: month.from, to: month.to }) : undefined), [id, s]);
+  const spend = useRead(() => (month ? usageApi.costs(id, { bucket: 'day', from: month.from, to: month.to, groupBy: ['operationId'] }) : undefined), [id, s]);
+  return html`<section aria-labelledby="charts-heading">
+    <h2 id="charts-heading">Charts</h2>
+    <${Pending} what="the points and budgets" state=${summary} />
+    ${s ? html`<${Pending} what="the usage points per minute" state=${minutes} />` : null}
+    ${minutes.data ? pointsChart('points-minute', 'Usage points per minute, last hour', minutes.data, utcMinute, (iso) => formatTime(iso)) : null}
+    ${s ? html`<${Pending} what="the usage points per day" state=${days} />` : null}
+    ${days.data && month ? pointsChart('points-day', `Usage points per day, ${month.label}`, days.data, (iso) => iso.slice(8, 10), utcDay) : null}
+    ${s ? html`<${Pending} what="the spending per day" state=${spend} />` : null}
+    ${spend.data && month ? spendChart(spend.data, month.label) : null}
+  </section>`;
+}
+
+function AllocationsSection({ workspaceId, balance }: { workspaceId: string; balance: BalanceData | undefined }) {
   const [allocations, setAllocations] = useState<{ items: Allocation[]; nextCursor: string | null } | undefined>();
   const [moreError, setMoreError] = useState<unknown>();
-  const [noticeCursors, setNoticeCursors] = useState<string[]>([]);
-  const id = workspace?.id;
-  const ledgerCursor = ledgerCursors[ledgerCursors.length - 1];
-  const noticeCursor = noticeCursors[noticeCursors.length - 1];
-
-  useEffect(() => {
-    setLedgerCursors([]);
-    setNoticeCursors([]);
-  }, [id]);
-
-  const summary = useRead(() => (id ? usageApi.summary(id) : undefined), [id, poke]);
-  const month = summary.data ? monthOf(summary.data.now) : undefined;
-  const balance = useRead(() => (id ? usageApi.balance(id) : undefined), [id, poke]);
-  const [testPoke, setTestPoke] = useState(0);
-  const testBalance = useRead(() => (id ? usageApi.balance(id, undefined, 'test') : undefined), [id, poke, testPoke]);
-  const ledger = useRead(() => (id ? usageApi.transactions(id, ledgerCursor) : undefined), [id, poke, ledgerCursor]);
-  const notices = useRead(() => (id ? usageApi.notifications(id, noticeCursor) : undefined), [id, poke, noticeCursor]);
-  const minutes = useRead(() => (id && summary.data ? usageApi.history(id, { bucket: 'minute' }) : undefined), [id, summary.data]);
-  const days = useRead(() => (id && month ? usageApi.history(id, { bucket: 'day', from: month.from, to: month.to }) : undefined), [id, summary.data]);
-  const spend = useRead(() => (id && month ? usageApi.costs(id, { bucket: 'day', from: month.from, to: month.to, groupBy: ['operationId'] }) : undefined), [id, summary.data]);
-
-  useEffect(() => setAllocations(balance.data ? { items: balance.data.allocations, nextCursor: balance.data.nextCursor } : undefined), [balance.data]);
-
-  if (!workspace) return html`<${PageHeading}>Usage<//><p>You have no workspace yet.</p>`;
-
+  useEffect(() => setAllocations(balance ? { items: balance.allocations, nextCursor: balance.nextCursor } : undefined), [balance]);
   async function moreAllocations() {
     if (!allocations?.nextCursor) return;
     try {
-      const next = await usageApi.balance(workspace!.id, allocations.nextCursor);
+      const next = await usageApi.balance(workspaceId, allocations.nextCursor);
       setAllocations({ items: [...allocations.items, ...next.allocations], nextCursor: next.nextCursor });
       setMoreError(undefined);
     } catch (err) {
       setMoreError(err);
     }
   }
+  return html`<section aria-labelledby="allocations-heading">
+    <h2 id="allocations-heading">Allocations</h2>
+    ${allocations && allocations.items.length === 0 ? html`<p>No credits left in this workspace.</p>` : null}
+    ${allocations && allocations.items.length > 0
+      ? html`<table class="allocations">
+          <caption>Credit allocations with credits left, oldest first</caption>
+          <thead><tr><th scope="col">Remaining</th><th scope="col">Expires</th><th scope="col">Provenance</th><th scope="col">Granted</th></tr></thead>
+          <tbody>
+            ${allocations.items.map(
+              (a) => html`<tr key=${a.id} data-allocation-id=${a.id}>
+                <th scope="row">${formatMillicents(a.remainingMillicents)}</th>
+                <td>${a.expiresAt ? formatTime(a.expiresAt) : 'never'}</td>
+                <td>${a.provenance}</td>
+                <td>${formatTime(a.createdAt)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : null}
+    <${ErrorNotice} error=${moreError} />
+    ${allocations?.nextCursor ? html`<p class="pager"><button type="button" onClick=${moreAllocations}>More allocations</button></p>` : null}
+  </section>`;
+}
 
-  const b = balance.data;
-  const s = summary.data;
-  return html`<${PageHeading}>Usage<//>
-    <p>Credits, spending and usage points of <strong>${workspace.name}</strong>, as the public API reports them (GET /v1/balance, /v1/transactions, /v1/costs, /v1/usage, /v1/usage/history). Times are UTC.
-      <button type="button" class="refresh" onClick=${() => setPoke((n) => n + 1)}>Refresh</button></p>
+/** Pages back through a list by cursors: the current one and the buttons to move. */
+function useCursorPages() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    page: cursors.length + 1,
+    newer: cursors.length ? () => setCursors((c) => c.slice(0, -1)) : undefined,
+    older: (next: string | null | undefined) => (next ? () => setCursors((c) => [...c, next]) : undefined),
+  };
+}
 
-    <section aria-labelledby="balance-heading">
-      <h2 id="balance-heading">Balance</h2>
-      <${Pending} what="the balance" state=${balance} />
-      ${b
-        ? html`<dl class="facts balance" data-testid="balance">
-            <dt>Total</dt><dd data-figure="total">${formatMillicents(b.totalMillicents)}</dd>
-            <dt>Reserved</dt><dd data-figure="reserved">${formatMillicents(b.reservedMillicents)}</dd>
-            <dt>Spendable</dt><dd data-figure="spendable">${formatMillicents(b.spendableMillicents)}</dd>
-          </dl>`
-        : null}
-      ${s
-        ? html`<dl class="facts points" data-testid="points">
-            <dt>Points this minute</dt><dd>${count(s.points.minuteUsed)} of ${count(s.points.minuteLimit)} (resets ${formatTime(s.points.minuteResetsAt)})</dd>
-            <dt>Points this month</dt><dd>${count(s.points.monthlyUsed)} of ${count(s.points.monthlyLimit)} (resets ${formatTime(s.points.monthlyResetsAt)})</dd>
-          </dl>`
-        : null}
-    </section>
+function LedgerSection({ workspaceId, poke }: { workspaceId: string; poke: number }) {
+  const pages = useCursorPages();
+  const ledger = useRead(() => usageApi.transactions(workspaceId, pages.cursor), [workspaceId, poke, pages.cursor]);
+  const older = pages.older(ledger.data?.nextCursor);
+  return html`<section aria-labelledby="ledger-heading">
+    <h2 id="ledger-heading">Ledger</h2>
+    <${Pending} what="the ledger" state=${ledger} />
+    ${ledger.data && ledger.data.items.length === 0 ? html`<p>No ledger entries yet.</p>` : null}
+    ${ledger.data && ledger.data.items.length > 0
+      ? html`<table class="ledger">
+          <caption>Ledger entries, newest first${pages.page > 1 ? ` (page ${pages.page})` : ''}</caption>
+          <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Amount</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Job</th><th scope="col">Origin</th></tr></thead>
+          <tbody>
+            ${ledger.data.items.map(
+              (e: LedgerEntry) => html`<tr key=${e.id} data-entry-id=${e.id} data-type=${e.type}>
+                <th scope="row">${formatTime(e.createdAt)}</th>
+                <td>${e.type}</td>
+                <td class=${e.amountMillicents < 0 ? 'amount debit' : 'amount credit'}>${formatMillicents(e.amountMillicents)}</td>
+                <td>${e.operationId ?? '—'}</td>
+                <td>${e.keyId ? html`<code>${e.keyId}</code>` : '—'}</td>
+                <td>${e.jobId ? html`<a href=${`/console/jobs?job=${encodeURIComponent(e.jobId)}`}>${e.jobId.slice(0, 8)}…<span class="visually-hidden"> (job ${e.jobId})</span></a>` : '—'}</td>
+                <td>${e.executionOrigin ?? '—'}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : null}
+    <p class="pager">
+      ${pages.newer ? html`<button type="button" onClick=${pages.newer}>Newer entries</button>` : null}
+      ${older ? html`<button type="button" onClick=${older}>Older entries</button>` : null}
+    </p>
+  </section>`;
+}
 
-    <${TestBalance} workspace=${workspace} state=${testBalance} onAdded=${() => setTestPoke((n) => n + 1)} />
-
-    <section aria-labelledby="charts-heading">
-      <h2 id="charts-heading">Charts</h2>
-      <${Pending} what="the points and budgets" state=${summary} />
-      ${s ? html`<${Pending} what="the usage points per minute" state=${minutes} />` : null}
-      ${minutes.data ? pointsChart('points-minute', 'Usage points per minute, last hour', minutes.data, utcMinute, (iso) => formatTime(iso)) : null}
-      ${s ? html`<${Pending} what="the usage points per day" state=${days} />` : null}
-      ${days.data && month ? pointsChart('points-day', `Usage points per day, ${month.label}`, days.data, (iso) => iso.slice(8, 10), utcDay) : null}
-      ${s ? html`<${Pending} what="the spending per day" state=${spend} />` : null}
-      ${spend.data && month ? spendChart(spend.data, month.label) : null}
-    </section>
-
-    ${s ? html`<${Budgets} summary=${s} />` : null}
-
-    <section aria-labelledby="allocations-heading">
-      <h2 id="allocations-heading">Allocations</h2>
-      ${allocations && allocations.items.length === 0 ? html`<p>No credits left in this workspace.</p>` : null}
-      ${allocations && allocations.items.length > 0
-        ? html`<table class="allocations">
-            <caption>Credit allocations with credits left, oldest first</caption>
-            <thead><tr><th scope="col">Remaining</th><th scope="col">Expires</th><th scope="col">Provenance</th><th scope="col">Granted</th></tr></thead>
-            <tbody>
-              ${allocations.items.map(
-                (a) => html`<tr key=${a.id} data-allocation-id=${a.id}>
-                  <th scope="row">${formatMillicents(a.remainingMillicents)}</th>
-                  <td>${a.expiresAt ? formatTime(a.expiresAt) : 'never'}</td>
-                  <td>${a.provenance}</td>
-                  <td>${formatTime(a.createdAt)}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`
-        : null}
-      <${ErrorNotice} error=${moreError} />
-      ${allocations?.nextCursor ? html`<p class="pager"><button type="button" onClick=${moreAllocations}>More allocations</button></p>` : null}
-    </section>
-
-    <section aria-labelledby="ledger-heading">
-      <h2 id="ledger-heading">Ledger</h2>
-      <${Pending} what="the ledger" state=${ledger} />
-      ${ledger.data && ledger.data.items.length === 0 ? html`<p>No ledger entries yet.</p>` : null}
-      ${ledger.data && ledger.data.items.length > 0
-        ? html`<table class="ledger">
-            <caption>Ledger entries, newest first${ledgerCursors.length ? ` (page ${ledgerCursors.length + 1})` : ''}</caption>
-            <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Amount</th><th scope="col">Operation</th><th scope="col">Key</th><th scope="col">Job</th><th scope="col">Origin</th></tr></thead>
-            <tbody>
-              ${ledger.data.items.map(
-                (e: LedgerEntry) => html`<tr key=${e.id} data-entry-id=${e.id} data-type=${e.type}>
-                  <th scope="row">${formatTime(e.createdAt)}</th>
-                  <td>${e.type}</td>
-                  <td class=${e.amountMillicents < 0 ? 'amount debit' : 'amount credit'}>${formatMillicents(e.amountMillicents)}</td>
-                  <td>${e.operationId ?? '—'}</td>
-                  <td>${e.keyId ? html`<code>${e.keyId}</code>` : '—'}</td>
-                  <td>${e.jobId ? html`<a href=${`/console/jobs?job=${encodeURIComponent(e.jobId)}`}>${e.jobId.slice(0, 8)}…<span class="visually-hidden"> (job ${e.jobId})</span></a>` : '—'}</td>
-                  <td>${e.executionOrigin ?? '—'}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`
-        : null}
-      <p class="pager">
-        ${ledgerCursors.length ? html`<button type="button" onClick=${() => setLedgerCursors((c) => c.slice(0, -1))}>Newer entries</button>` : null}
-        ${ledger.data?.nextCursor ? html`<button type="button" onClick=${() => setLedgerCursors((c) => [...c, ledger.data!.nextCursor!])}>Older entries</button>` : null}
-      </p>
-    </section>
-
-    <section aria-labelledby="notices-heading">
-      <h2 id="notices-heading">Alerts and notifications</h2>
-      <p class="hint">Budget thresholds, low credits, credits and keys about to expire, suspended keys, failing webhooks and refused provider keys; webhooks can receive the alerts as events.</p>
-      <${Pending} what="the notifications" state=${notices} />
-      ${notices.data && notices.data.items.length === 0 ? html`<p>No alerts or notifications.</p>` : null}
-      ${notices.data && notices.data.items.length > 0
-        ? html`<table class="notifications">
-            <caption>Alerts and notifications, newest first</caption>
-            <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Message</th></tr></thead>
-            <tbody>
-              ${notices.data.items.map(
-                (n: Notification) => html`<tr key=${n.id} data-kind=${n.kind}>
-                  <th scope="row">${formatTime(n.createdAt)}</th>
-                  <td><code>${n.kind}</code></td>
-                  <td>${n.message}</td>
-                </tr>`,
-              )}
-            </tbody>
-          </table>`
-        : null}
-      <p class="pager">
-        ${noticeCursors.length ? html`<button type="button" onClick=${() => setNoticeCursors((c) => c.slice(0, -1))}>Newer notifications</button>` : null}
-        ${notices.data?.nextCursor ? html`<button type="button" onClick=${() => setNoticeCursors((c) => [...c, notices.data!.nextCursor!])}>Older notifications</button>` : null}
-      </p>
-    </section>`;
+function NoticesSection({ workspaceId, poke }: { workspaceId: string; poke: number }) {
+  const pages = useCursorPages();
+  const notices = useRead(() => usageApi.notifications(workspaceId, pages.cursor), [workspaceId, poke, pages.cursor]);
+  const older = pages.older(notices.data?.nextCursor);
+  return html`<section aria-labelledby="notices-heading">
+    <h2 id="notices-heading">Alerts and notifications</h2>
+    <p class="hint">Budget thresholds, low credits, credits and keys about to expire, suspended keys, failing webhooks and refused provider keys; webhooks can receive the alerts as events.</p>
+    <${Pending} what="the notifications" state=${notices} />
+    ${notices.data && notices.data.items.length === 0 ? html`<p>No alerts or notifications.</p>` : null}
+    ${notices.data && notices.data.items.length > 0
+      ? html`<table class="notifications">
+          <caption>Alerts and notifications, newest first</caption>
+          <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Message</th></tr></thead>
+          <tbody>
+            ${notices.data.items.map(
+              (n: Notification) => html`<tr key=${n.id} data-kind=${n.kind}>
+                <th scope="row">${formatTime(n.createdAt)}</th>
+                <td><code>${n.kind}</code></td>
+                <td>${n.message}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : null}
+    <p class="pager">
+      ${pages.newer ? html`<button type="button" onClick=${pages.newer}>Newer notifications</button>` : null}
+      ${older ? html`<button type="button" onClick=${older}>Older notifications</button>` : null}
+    </p>
+  </section>`;
 }

@@ -12,15 +12,13 @@ import { html } from '../html.js';
 import { DomainsSection } from './domains.js';
 import { webhooksApi, type Delivery, type Domain, type Webhook, type WebhookWithSecret } from './webhooks-api.js';
 
-export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }) {
+/** A workspace's webhooks (with the event types and whether the caller may change them) and domains, read again on demand. */
+function useWebhooksData(workspaceId: string | undefined, onSwitch: () => void) {
   const [webhooks, setWebhooks] = useState<Webhook[] | undefined>();
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [domains, setDomains] = useState<Domain[] | undefined>();
   const [canManage, setCanManage] = useState(false);
   const [error, setError] = useState<unknown>();
-  const [secret, setSecret] = useState<{ what: string; shown: WebhookWithSecret } | undefined>();
-  const [selected, setSelected] = useState<string | undefined>();
-
   async function loadWebhooks(id: string) {
     try {
       const page = await webhooksApi.list(id);
@@ -43,11 +41,20 @@ export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }
   useEffect(() => {
     setWebhooks(undefined);
     setDomains(undefined);
+    setError(undefined);
+    onSwitch();
+    if (workspaceId) void Promise.all([loadWebhooks(workspaceId), loadDomains(workspaceId)]);
+  }, [workspaceId]);
+  return { webhooks, eventTypes, domains, canManage, error, setError, loadWebhooks, loadDomains };
+}
+
+export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }) {
+  const [secret, setSecret] = useState<{ what: string; shown: WebhookWithSecret } | undefined>();
+  const [selected, setSelected] = useState<string | undefined>();
+  const { webhooks, eventTypes, domains, canManage, error, setError, loadWebhooks, loadDomains } = useWebhooksData(workspace?.id, () => {
     setSecret(undefined);
     setSelected(undefined);
-    setError(undefined);
-    if (workspace) void Promise.all([loadWebhooks(workspace.id), loadDomains(workspace.id)]);
-  }, [workspace?.id]);
+  });
 
   if (!workspace) return html`<${PageHeading}>Webhooks<//><p>You have no workspace yet.</p>`;
   const id = workspace.id;
