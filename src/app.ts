@@ -41,6 +41,7 @@ import { billingRoutes } from './modules/billing/routes.js';
 import { costRoutes } from './modules/costs/routes.js';
 import { OPERATION_IDS } from './operations/ids.js';
 import { mediaRoutes } from './modules/media/routes.js';
+import { voiceRoutes } from './modules/voices/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { toolRoutes } from './modules/tools/routes.js';
 import { runRoutes } from './modules/runs/routes.js';
@@ -397,6 +398,7 @@ async function registerRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
     jobRoutes,
     streamRoutes,
     mediaRoutes,
+    voiceRoutes,
     eventRoutes,
     webhookRoutes,
     deliveryRoutes,

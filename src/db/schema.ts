@@ -265,6 +265,26 @@ export interface MediaTable {
   created_at_ms: number;
 }
 
+/**
+ * A workspace voice made by voice.clone (issue 37): its reference audio (a media item of the same
+ * workspace) with that item's sha256, the provider and model that cloned it and the provider's own
+ * id of the clone. Soft-deleted: `deleted_at_ms` is set by DELETE /v1/voices/{id}.
+ */
+export interface VoicesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  reference_media_id: string;
+  reference_sha256: string;
+  provider: string;
+  model: string | null;
+  provider_voice_id: string | null;
+  /** The voice.clone job that made it (unique). */
+  job_id: string;
+  created_at_ms: number;
+  deleted_at_ms: number | null;
+}
+
 /** A workspace's webhook endpoint; the signing secret is stored encrypted (Keyring). */
 export interface WebhooksTable {
   id: string;
@@ -384,6 +404,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   events: EventsTable;
   media: MediaTable;
+  voices: VoicesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   notifications: NotificationsTable;

@@ -8,7 +8,7 @@ import { internalMcpHeaders } from './internal.js';
 import type { ReplayedAnswer } from './results.js';
 
 export interface ReplayRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   workspaceId: string;
   query?: Record<string, string | string[]>;

@@ -36,6 +36,9 @@ const TOOL_NAMES: Record<string, string> = {
   'GET /v1/media/:mediaId': 'service_media_get',
   'POST /v1/media/upload': 'service_media_upload',
   'GET /v1/media/:mediaId/download': 'service_media_download',
+  'GET /v1/voices': 'service_voices_list',
+  'GET /v1/voices/:voiceId': 'service_voices_get',
+  'DELETE /v1/voices/:voiceId': 'service_voices_delete',
   'GET /v1/events': 'service_events_list',
   'POST /v1/test/webhook-events': 'service_test_events_trigger',
   'GET /v1/webhooks': 'service_webhooks_list',
@@ -62,7 +65,7 @@ export interface McpTool {
   /** The JSON Schema of a successful result's structuredContent (the REST success body). */
   outputSchema: JsonSchema & { type: 'object' };
   annotations: ToolAnnotations;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   url: string;
   pathParams: string[];
   queryParams: string[];
@@ -199,7 +202,7 @@ function toolFor(route: RouteEntry, name: string): McpTool {
     inputSchema: { type: 'object', properties, required: [...new Set(required)], additionalProperties: false },
     outputSchema: withResultExtras(successSchema(route, name), idempotencyKey === 'optional'),
     annotations,
-    method: route.method as 'GET' | 'POST',
+    method: route.method as McpTool['method'],
     url: route.url,
     pathParams: Object.keys(path.properties),
     queryParams: Object.keys(query.properties),

@@ -62,6 +62,12 @@ export interface OperationContract {
    * hostname are refused at admission with 400 DOMAIN_NOT_VERIFIED.
    */
   verifiedHostField?: string;
+  /**
+   * An input field naming a workspace voice by id (speech.generate `voiceId`, issue 37): checked
+   * at admission (the voice must be this workspace's and mode's, and the route must take voices)
+   * and handed to the adapter as ProviderRun.voice.
+   */
+  voiceField?: string;
   /** The kind of file the operation produces, if any. */
   produces: MediaKind | null;
   /** Estimated and bounded maximum cost for a (valid) input at the built-in price book. */

@@ -105,3 +105,9 @@ export function priceOf(params: PriceParams, bounds: QuantityBounds, predictDead
 export function costOfUsage(params: PriceParams, used: Quantities, maximumMillicents: number): number {
   return Math.max(0, Math.min(costOf(params, used), maximumMillicents));
 }
+
+/** Two parts of one run priced apart (at two routes' prices): their sum, estimate and maximum. */
+export function addPrices(a: Price, b: Price | undefined): Price {
+  if (!b) return a;
+  return { estimatedMillicents: a.estimatedMillicents + b.estimatedMillicents, maximumMillicents: a.maximumMillicents + b.maximumMillicents };
+}

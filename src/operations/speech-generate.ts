@@ -1,8 +1,12 @@
 /** speech.generate: text to speech; produces an audio file. */
-import { fileResult, resultObject, inputObject, oneOf, str, text, type OperationContract } from './contract.js';
+import { fileResult, resultObject, inputObject, oneOf, str, text, uuidSchema, type OperationContract } from './contract.js';
+import type { TSchema } from 'typebox';
 import { characterCount } from './pricing.js';
 
 const PER_CHARACTER_MC = 3;
+
+/** A workspace voice made by voice.clone (GET /v1/voices); only on routes whose provider takes reference voices. */
+const VOICE_ID = { ...(uuidSchema as object), description: 'A workspace voice (made by voice.clone, listed by GET /v1/voices) to speak with.' } as unknown as TSchema;
 
 export const speechGenerate: OperationContract = {
   id: 'speech.generate',
@@ -12,12 +16,20 @@ export const speechGenerate: OperationContract = {
   points: 15,
   typicalInput: { summary: '1,000 characters of text', input: { text: 'x'.repeat(1000), format: 'mp3' } },
   asynchronous: true,
-  inputSchema: inputObject({ text: text(1, 5000), voice: text(1, 64), format: oneOf(['mp3', 'wav'], 'mp3') }, ['text']),
+  inputSchema: inputObject({ text: text(1, 5000), voice: text(1, 64), voiceId: VOICE_ID, format: oneOf(['mp3', 'wav'], 'mp3') }, ['text']),
   resultSchema: resultObject(
-    { audio: fileResult, durationSeconds: { type: 'number', minimum: 0 }, format: { type: 'string' }, characters: { type: 'integer', minimum: 0 } },
+    {
+      audio: fileResult,
+      durationSeconds: { type: 'number', minimum: 0 },
+      format: { type: 'string' },
+      characters: { type: 'integer', minimum: 0 },
+      voiceId: { type: 'string', format: 'uuid', description: 'The workspace voice it spoke with, when the input named one.' },
+    },
     ['audio'],
   ),
   mediaFields: [],
+  voiceField: 'voiceId',
+  check: (input) => (input.voice !== undefined && input.voiceId !== undefined ? [{ pointer: '/voiceId', message: 'give voice (a provider voice) or voiceId (a workspace voice), not both' }] : []),
   produces: 'audio',
   price(input) {
     // Characters as the contract counts them (Unicode code points: an emoji is one), as providers do.

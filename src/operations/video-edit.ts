@@ -3,6 +3,10 @@
  * the order given, each to the video the steps before it produced: trim, resize (with a fit),
  * crop, mute, speed, format (the output container) and concat (another video appended there).
  *
+ * A `prompt` is turned into edit steps by a chat model where the route has one (the ffmpeg
+ * engine: providers/local/video-prompt.ts; the simulated provider: sim-edit-plan.ts); the result's
+ * `steps` are the steps that ran (absent from results made before they were reported).
+ *
  * Invariant: an input this contract accepts (schema and `check`) names a plan every engine can
  * read without guessing: a trim ends after it starts, at most one step picks the container, and
  * even pixel sizes wherever a step sets them (4:2:0 video needs them).
@@ -137,6 +141,7 @@ export const videoEdit: OperationContract = {
       width: { type: 'integer', minimum: 1 },
       height: { type: 'integer', minimum: 1 },
       hasAudio: { type: 'boolean' },
+      steps: { ...videoEditEdits, description: 'The edit steps that ran, in order: the `edits` given, or the plan the chat model made of the `prompt`.' },
     },
     ['video'],
   ),

@@ -2,7 +2,9 @@
  * The `openai` provider type (decisions.md section 5): any OpenAI-compatible HTTP API (OpenAI,
  * Ollama, vLLM, LocalAI, LM Studio, OpenRouter …) through the official `openai` package.
  * chat.generate → POST /chat/completions, image.generate → POST /images/generations (or
- * /images/edits when the input has reference images), speech.generate → POST /audio/speech.
+ * /images/edits when the input has reference images), speech.generate → POST /audio/speech; and
+ * for the ffmpeg engine's plan of a video.edit prompt, a chat route's answer constrained by a JSON
+ * schema (structured output, openai/structured.ts).
  *
  * One module per endpoint (openai/chat.ts, images.ts, speech.ts) over what their calls share
  * (openai/calls.ts). Every call goes through the egress client (egress-fetch.ts): the SDK's retries are off, the
@@ -29,6 +31,7 @@ import { openAiCalls } from './openai/calls.js';
 import { runChat } from './openai/chat.js';
 import { runImages } from './openai/images.js';
 import { runSpeech } from './openai/speech.js';
+import { runStructuredChat } from './openai/structured.js';
 import type { ProviderSpec } from './specs.js';
 import { ProviderError, type AdapterContext, type Provider } from './types.js';
 
@@ -42,6 +45,8 @@ export function openAiProvider(spec: ProviderSpec, ctx: AdapterContext): Provide
     steps: () => 1,
     inputSchema: openAiInputSchema,
     imageSizes: (entry) => imageRulesFor(entry.model ?? '', entry).sizes,
+    // A chat route's JSON answer constrained by a schema (openai/structured.ts): the ffmpeg engine's plan of a prompt.
+    structuredChat: (job, request) => runStructuredChat(calls, job, request),
     async run(job) {
       switch (job.operation.id) {
         case 'chat.generate':

@@ -20,12 +20,13 @@ import type { OperationContract } from '../operations/contract.js';
 import type { OperationId } from '../operations/ids.js';
 import { OPERATIONS } from '../operations/registry.js';
 import { linkPreviewProvider } from './link-preview-provider.js';
-import { costOfUsage } from '../operations/pricing.js';
+import { addPrices, costOfUsage } from '../operations/pricing.js';
 import { priceFromParams } from '../operations/registry.js';
 import type { ProvidersFile } from './providers-file.js';
 import { PROVIDER_KINDS, type ProviderType } from './kinds.js';
 import { createSimulatedProvider, SIMULATED_DEFAULT_DELAY_MS } from './simulated.js';
 import { machineProvidersFile } from './machine-file.js';
+import { voiceAwareSchema } from './voices.js';
 import type { AdapterContext, OperationRoute, Provider } from './types.js';
 import type { Mode } from '../lib/livemode.js';
 
@@ -96,12 +97,13 @@ export class ProviderRegistry {
     // A remote provider's adapter serves all its routes; a local engine is built per route; the
     // simulated provider is the registry's own.
     const adapter = kind.routeAdapter
-      ? kind.routeAdapter({ egress, log, engines: this.engines, spec, adapters, providers: live!.providers })
+      ? kind.routeAdapter({ egress, log, engines: this.engines, spec, adapters, providers: live!.providers, operations: live!.operations })
       : kind.remote
         ? adapters.get(spec.provider)
         : this.simulated;
     if (!adapter) throw new Error(`providers file: ${op.id} maps to ${spec.provider}, which has no adapter`);
     const params = spec.price;
+    const ownPrice = params ? (input: Record<string, unknown>) => priceFromParams(params, op.id, input, spec.timeoutSeconds, adapter.maximumQuantities?.(op, input)) : (input: Record<string, unknown>) => op.price(input);
     return {
       operation: op,
       providerName: spec.provider,
@@ -111,10 +113,11 @@ export class ProviderRegistry {
       adapter,
       spec,
       ...(provider ? { provider } : {}),
-      price: params ? (input) => priceFromParams(params, op.id, input, spec.timeoutSeconds, adapter.maximumQuantities?.(op, input)) : (input) => op.price(input),
+      // Work the adapter does on another route (video.edit's plan of a prompt) adds that route's price.
+      price: adapter.addedPrice ? (input) => addPrices(ownPrice(input), adapter.addedPrice!(op, input)) : ownPrice,
       charge: params ? (used, maximum) => costOfUsage(params, used, maximum) : (_used, maximum) => maximum,
       steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
-      inputSchema: adapter.inputSchema?.(op, spec) ?? op.inputSchema,
+      inputSchema: voiceAwareSchema(op, adapter, spec, adapter.inputSchema?.(op, spec) ?? op.inputSchema),
     };
   }
 
@@ -154,6 +157,6 @@ function builtIn(op: OperationContract, name: 'simulated' | 'link-preview', adap
     // The built-in price book has no usage figures: the adapter reports its own cost.
     charge: (_used, maximum) => maximum,
     steps: (input) => adapter.steps?.(op, input) ?? op.steps(input),
-    inputSchema: op.inputSchema,
+    inputSchema: voiceAwareSchema(op, adapter, undefined, op.inputSchema),
   };
 }

@@ -1,11 +1,22 @@
 /**
  * The model input of a Replicate prediction: the route's template filled from the job's input,
- * media fields as signed URLs or data URIs of the media items (the providers file's mediaInputs).
+ * media fields as signed URLs or data URIs of the media items (the providers file's mediaInputs),
+ * and "{{voiceId}}" as the reference audio of the workspace voice the input names (issue 37).
  */
 import type { ProviderRun } from './types.js';
 import { ProviderError } from './types.js';
+import { readVoiceReference } from './voices.js';
 
 const TEMPLATE = /^\{\{([A-Za-z][A-Za-z0-9]*)\}\}$/;
+
+/** The reference audio of the job's voice as the model is sent media: a signed URL, or a data URI of the checked bytes. */
+async function voiceAudio(job: ProviderRun, mediaInputs: 'url' | 'dataUri'): Promise<string> {
+  if (mediaInputs === 'dataUri') {
+    const { bytes, mimeType } = await readVoiceReference(job);
+    return `data:${mimeType};base64,${bytes.toString('base64')}`;
+  }
+  return job.media.signedUrl(job.voice!.referenceMediaId);
+}
 
 /**
  * The model input: the route's template with every "{{field}}" string replaced by that input
@@ -17,6 +28,12 @@ export async function modelInput(job: ProviderRun, mediaInputs: 'url' | 'dataUri
   const resolved = new Map<string, unknown>();
   const value = async (field: string): Promise<unknown> => {
     if (resolved.has(field)) return resolved.get(field);
+    if (field === job.operation.voiceField) {
+      // The workspace voice becomes its reference audio (a speaker-audio model's input).
+      const v = job.voice ? await voiceAudio(job, mediaInputs) : undefined;
+      resolved.set(field, v);
+      return v;
+    }
     let v = job.input[field];
     if (v !== undefined && media.has(field)) {
       const one = async (id: unknown) => {

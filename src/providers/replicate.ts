@@ -33,6 +33,8 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
     steps: () => 1,
     // The model gets only what its input template names.
     takesReferenceImages: (entry) => entry.input !== undefined && JSON.stringify(entry.input).includes('{{referenceMediaIds}}'),
+    // A speaker-audio model: its template sends the workspace voice's reference audio (replicate-input.ts).
+    takesVoices: (entry) => entry?.input !== undefined && JSON.stringify(entry.input).includes('{{voiceId}}'),
     cancel: (job) => cancelSavedPrediction(ctx, spec, baseUrl, policy, job),
     async run(job: ProviderRun): Promise<ProviderResult> {
       const routeSpec = job.route.spec;
@@ -58,7 +60,10 @@ export function replicateProvider(spec: ProviderSpec, ctx: AdapterContext): Prov
       const produced = await outputFiles(job, prediction.output, predictSeconds, calls.redact, download);
       if (!produced) data.output = prediction.output ?? null;
       const files = produced ?? [];
+      // The prediction is the provider's id of the clone; the job's finish stores the workspace voice
+      // and puts its id here (modules/voices/clone-finish.ts).
       if (job.operation.id === 'voice.clone') data.voice = { id: predictionId, name: String(job.input.name ?? 'voice') };
+      if (job.voice) data.voiceId = job.voice.id;
       const imageCount = files.filter((f) => f.field === 'images').length;
       const cost = job.charge(usedQuantities(job, predictSeconds, imageCount));
       // The one step, recorded with the result (its files are stored with it).

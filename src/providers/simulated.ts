@@ -12,6 +12,8 @@ import type { OperationContract } from '../operations/contract.js';
 import { SPRITE_ENGINES } from '../operations/sprite-generate.js';
 import { SECURITY_CHECKS } from '../operations/security-scan.js';
 import { makeGlb, makeMp4, makePng, makeWav } from './sim-files.js';
+import { simulatedEditPlan } from './sim-edit-plan.js';
+import { readVoiceReference } from './voices.js';
 import { ProviderError, ProviderInterrupted, type ProducedFile, type Provider, type ProviderResult, type ProviderRun } from './types.js';
 
 export interface SimDirectives {
@@ -115,6 +117,8 @@ function finalResult(job: ProviderRun, d: SimDirectives): { data: Record<string,
       const seconds = job.operation.quantities(input).maximum.seconds ?? SIMULATED_EDIT_SECONDS;
       files.push({ field: 'video', name: 'video.mp4', mimeType: 'video/mp4', bytes: makeMp4(seconds) });
       data.durationSeconds = seconds;
+      // The steps that "ran": the given edits, or the simulated chat model's plan of the prompt.
+      if (job.operation.id === 'video.edit') data.steps = simulatedEditPlan(input);
       break;
     }
     case 'three-d.generate':
@@ -185,7 +189,8 @@ export const SIMULATED_DEFAULT_DELAY_MS = 50;
  * thousands of simulated jobs do not each sleep 50 ms; tests that need time name a delay).
  */
 export function createSimulatedProvider(options: { defaultDelayMs: number } = { defaultDelayMs: SIMULATED_DEFAULT_DELAY_MS }): Provider {
-  return { name: 'simulated', steps: simulatedSteps, run: (job) => runSimulated(job, options.defaultDelayMs) };
+  // Speaks with any workspace voice: it reads the voice's reference audio and checks its sha256.
+  return { name: 'simulated', steps: simulatedSteps, takesVoices: () => true, run: (job) => runSimulated(job, options.defaultDelayMs) };
 }
 
 async function runSimulated(job: ProviderRun, defaultDelayMs: number): Promise<ProviderResult> {
@@ -194,6 +199,8 @@ async function runSimulated(job: ProviderRun, defaultDelayMs: number): Promise<P
   const fullMaximum = job.route.price(job.input).maximumMillicents;
   const total = Math.min(d.cost ?? fullMaximum, fullMaximum);
   const perStepDelay = (d.delay ?? defaultDelayMs) / steps;
+  // The voice's reference audio is read as a real speaker-audio model would be sent it.
+  if (job.voice) await readVoiceReference(job);
   for (let step = job.stepsDone + 1; step <= steps; step++) {
     if (d.failAt !== undefined && job.attempt === 1 && step === d.failAt + 1) {
       throw new ProviderError(d.fail ?? 'SIMULATED_FAILURE', `Simulated failure after ${d.failAt} steps.`);
@@ -205,6 +212,7 @@ async function runSimulated(job: ProviderRun, defaultDelayMs: number): Promise<P
   }
   if (d.fail !== undefined && d.failAt === undefined) throw new ProviderError(d.fail, `Simulated failure ${d.fail}.`);
   const { data, files } = finalResult(job, d);
+  if (job.voice) data.voiceId = job.voice.id;
   return { data, files, costMillicents: 0 };
 }
 

@@ -13,6 +13,7 @@ import type { Price } from '../operations/contract.js';
 import type { LocalEngines } from './local/engines.js';
 import type { OperationRouteSpec, ProviderSpec, ProviderType } from './specs.js';
 import type { ImageSize } from './openai-models.js';
+import type { OperationId } from '../operations/ids.js';
 
 export interface ProducedFile {
   /** The top-level result field the file goes in. */
@@ -62,6 +63,12 @@ export interface ProviderRun {
   apiKey: string | undefined;
   /** Workspace media the input references: signed URLs and bytes, for adapters that send them. */
   media: MediaAccess;
+  /**
+   * The workspace voice the input names (speech.generate `voiceId`), read when the attempt starts;
+   * its reference audio is a media item of the job's workspace, readable with `media`. Only routes
+   * whose adapter takes voices (`takesVoices`) are ever given one: admission refuses the others.
+   */
+  voice?: VoiceReference;
   /** True while `hostname` is a domain verified in the job's workspace (checked again at run time). */
   isVerifiedHost(hostname: string): Promise<boolean>;
   /** The cost of `used` at the route's prices, capped at this attempt's maximum. */
@@ -84,6 +91,21 @@ export interface MediaAccess {
   signedUrl(mediaId: string): Promise<string>;
   /** The bytes, MIME type and SHA-256 (hex, of the bytes) of a media item of the job's workspace. */
   read(mediaId: string): Promise<{ bytes: Buffer; mimeType: string; sha256: string }>;
+}
+
+/** A workspace voice as an adapter speaks with it (docs/decisions.md "Voices"). */
+export interface VoiceReference {
+  id: string;
+  name: string;
+  /** The reference audio: a media item of the job's workspace. */
+  referenceMediaId: string;
+  /** Hex SHA-256 of the reference audio, as stored when the voice was made. */
+  referenceSha256: string;
+  /** The provider (its name in the providers file) and model that cloned it. */
+  provider: string;
+  model: string | null;
+  /** That provider's own id of the clone, when it returned one. */
+  providerVoiceId: string | null;
 }
 
 export interface ProviderResult {
@@ -142,6 +164,23 @@ export interface Provider {
    */
   maximumQuantities?(op: OperationContract, input: Record<string, unknown>): Quantities;
   /**
+   * Work a run of `input` does on another route, priced at that route's prices (video.edit's plan
+   * of a prompt, asked of the chat.generate route): added to the route's own price, so the maximum
+   * bounds both parts. The adapter charges that part itself. Undefined: no such work.
+   */
+  addedPrice?(op: OperationContract, input: Record<string, unknown>): Price | undefined;
+  /**
+   * Fields of the operation's input this route cannot honour as configured, each refused with what
+   * the operator must configure so it can (checked at admission before the input schema, whose
+   * generic refusal would not say it): a video.edit `prompt` without a chat model.
+   */
+  refuseInput?(op: OperationContract, input: Record<string, unknown>): { pointer: string; message: string }[];
+  /**
+   * A chat completion whose answer is JSON constrained by `request.schema` (OpenAI's structured
+   * output): openai providers only. `job` is a chat.generate run whose `charge` prices its usage.
+   */
+  structuredChat?(job: ProviderRun, request: StructuredChatRequest): Promise<StructuredChatAnswer>;
+  /**
    * The sizes the route's image model generates, when it takes fixed sizes (OpenAI's image
    * models); undefined: any size image.generate allows. The sprites engine asks for frames at one.
    */
@@ -151,6 +190,12 @@ export interface Provider {
    * a model input template that uses them). Absent: when its input schema takes them.
    */
   takesReferenceImages?(entry: OperationRouteSpec): boolean;
+  /**
+   * speech.generate on this route can speak with a workspace voice (`voiceId`): a model that takes
+   * reference (speaker) audio. Absent or false: the route's input schema leaves `voiceId` out and
+   * admission refuses it (providers/voices.ts).
+   */
+  takesVoices?(entry?: OperationRouteSpec): boolean;
   run(job: ProviderRun): Promise<ProviderResult>;
 }
 
@@ -230,4 +275,30 @@ export interface LocalContext {
   /** Adapters of the file's remote providers by name (the sprites engine draws frames on one). */
   adapters: ReadonlyMap<string, Provider>;
   providers: ReadonlyMap<string, ProviderSpec>;
+  /** The file's other entries by operation (the ffmpeg engine plans a prompt on chat.generate's). */
+  operations: ReadonlyMap<OperationId, OperationRouteSpec>;
+}
+
+/** A chat request whose answer must be JSON valid against `schema` (Provider.structuredChat). */
+export interface StructuredChatRequest {
+  messages: { role: 'system' | 'user'; content: string }[];
+  /** The bound of the answer's tokens (max_tokens). */
+  maxTokens: number;
+  /** The schema's name in the request (letters, digits, _ and -, up to 64). */
+  name: string;
+  /** The JSON Schema of the answer (an object); the adapter renders it in the provider's dialect. */
+  schema: Record<string, unknown>;
+}
+
+export interface StructuredChatAnswer {
+  /** The answer parsed as JSON; undefined when it is not JSON (cut off at maxTokens, refused). */
+  value: unknown;
+  /** The model declined to answer (OpenAI's `refusal`). */
+  refused: boolean;
+  finishReason: string | null;
+  /** Tokens charged: the reported usage, or without figures the request's bounds. */
+  inputTokens: number;
+  outputTokens: number;
+  /** What the call costs (`job.charge` of its tokens). */
+  costMillicents: number;
 }

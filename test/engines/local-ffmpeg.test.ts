@@ -358,7 +358,7 @@ for (const dbName of testDatabaseNames()) {
       await assertCharged(t, job, result, maximum);
     });
 
-    test('the served inputSchema requires edits and has no prompt; a prompt is 400 INVALID_INPUT and reserves nothing', async () => {
+    test('without a chat provider the served inputSchema requires edits and has no prompt; a prompt is 400 INVALID_INPUT naming what to configure and reserves nothing', async () => {
       const t = await tenant();
       const tools = assertOk(await call(ctx, 'GET', '/v1/tools', { secret: t.secret, workspaceId: t.workspace.id })).data.items;
       const schema = tools.flatMap((x: { operations: { operationId: string }[] }) => x.operations).find((o: { operationId: string }) => o.operationId === 'video.edit').inputSchema;
@@ -368,8 +368,12 @@ for (const dbName of testDatabaseNames()) {
       assert.match(schema.description, /prompt/);
       const id = await uploadVideo(t, await makeVideo({ seconds: 1, width: 160, height: 120 }));
       for (const input of [{ mediaId: id, prompt: 'make it cinematic' }, { mediaId: id, prompt: 'and this', edits: [{ type: 'mute' }] }]) {
-        assertError(await run(ctx, t, 'video.edit', input), 400, 'INVALID_INPUT');
-        assertError(await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'video.edit', input } }), 400, 'INVALID_INPUT');
+        for (const res of [await run(ctx, t, 'video.edit', input), await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'video.edit', input } })]) {
+          // Without a chat model the refusal says what to configure (prompts: video-edit-prompt.test.ts).
+          const [error] = assertError(res, 400, 'INVALID_INPUT').details.errors;
+          assert.equal(error.pointer, '/input/prompt');
+          assert.match(error.message, /chat\.generate/);
+        }
       }
       const b = await balance(ctx, t);
       assert.deepEqual([b.totalMillicents, b.reservedMillicents], [CREDITS, 0]);

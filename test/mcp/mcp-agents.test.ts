@@ -32,8 +32,10 @@ const WRITES = new Set([
   'service_deliveries_replay',
   // Test mode (issue 34): stores a sample event and sends it to the test webhooks.
   'service_test_events_trigger',
+  // Voices (issue 37): deleting one is for good.
+  'service_voices_delete',
 ]);
-const DESTRUCTIVE = new Set(['service_jobs_cancel', 'service_webhooks_update', 'service_webhooks_revoke', 'service_webhooks_rotate']);
+const DESTRUCTIVE = new Set(['service_jobs_cancel', 'service_webhooks_update', 'service_webhooks_revoke', 'service_webhooks_rotate', 'service_voices_delete']);
 
 describeEachDatabase('MCP for agents', (get) => {
   test('every tool has a title, the four hints set truthfully and an outputSchema; one run tool per operation, priced in its description', async () => {

@@ -7,10 +7,11 @@ import type { TestContext } from './harness.js';
 import { drain, run } from './jobs.js';
 import type { Tenant } from './seed.js';
 import { seedWebhook, verifyHost } from './webhook-hosts.js';
+import { seedVoice } from './voices.js';
 import { insertEvent } from '../../src/modules/events/store.js';
 
 export interface EndpointCase {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** The route as registered (`:param` placeholders are fine where the request is refused before routing matters). */
   url: string;
   scope: Scope;
@@ -202,6 +203,24 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
     points: 2,
     setup: async (ctx, t) => ({ url: `/v1/media/${await seedMedia(ctx, t)}/download` }),
   },
+  // Voices (issue 37): not in the shared spec; scopes and weights as the media reads (and the webhook revoke).
+  { method: 'GET', url: '/v1/voices', scope: 'media:read', code: 'PUBLIC_VOICES_LIST', points: 2 },
+  {
+    method: 'GET',
+    url: '/v1/voices/:voiceId',
+    scope: 'media:read',
+    code: 'PUBLIC_VOICES_GET',
+    points: 1,
+    setup: async (ctx, t) => ({ url: `/v1/voices/${await fundedVoice(ctx, t)}` }),
+  },
+  {
+    method: 'DELETE',
+    url: '/v1/voices/:voiceId',
+    scope: 'media:write',
+    code: 'PUBLIC_VOICES_DELETE',
+    points: 2,
+    setup: async (ctx, t) => ({ url: `/v1/voices/${await fundedVoice(ctx, t)}` }),
+  },
   { method: 'GET', url: '/v1/events', scope: 'jobs:read', code: 'PUBLIC_EVENTS_LIST', points: 2 },
   { method: 'GET', url: '/v1/webhooks', scope: 'webhooks:read', code: 'PUBLIC_WEBHOOKS_LIST', points: 2 },
   {
@@ -266,6 +285,12 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
     },
   },
 ];
+
+/** A voice of the tenant's workspace, cloned through POST /v1/runs (voice.clone) with credits granted for it. */
+async function fundedVoice(ctx: TestContext, t: Tenant): Promise<string> {
+  await fund(ctx, t);
+  return (await seedVoice(ctx, t)).voiceId;
+}
 
 /** A media item of the tenant's workspace, uploaded through POST /v1/media/upload. */
 async function seedMedia(ctx: TestContext, t: Tenant): Promise<string> {

@@ -7,7 +7,9 @@
  * an answer held until the test lets it go, or a body streamed until the client stops reading).
  * Nothing of the `openai` package is mocked: the adapter talks HTTP to this server.
  *
- * Chat completions with `stream: true` answer as OpenAI's stream does (fake-openai-stream.ts).
+ * Chat completions with `stream: true` answer as OpenAI's stream does (fake-openai-stream.ts);
+ * a `response_format` (structured output) is held to the API's rules (fake-openai-structured.ts)
+ * and answered with `chatReply` as the message's content, as any chat is.
  *
  * Strict where OpenAI is (issue 39): requests the real API refuses are refused here with its error
  * shape, HTTP 400 `{error: {message, type: "invalid_request_error", param, code}}` ("Error codes",
@@ -22,6 +24,7 @@ import { makePng, makeWav } from '../../src/providers/sim-files.js';
 import { mp3 } from './media.js';
 import { writeStreamedBody, type StreamedBody } from './streamed-body.js';
 import { streamParamsRefusal, writeChatStream, type ChatAnswer, type ChatStreamOptions, type ChatStreamRecord } from './fake-openai-stream.js';
+import { responseFormatRefusal } from './fake-openai-structured.js';
 
 /**
  * Image model families of the OpenAI API reference, "Create image"
@@ -286,6 +289,8 @@ export class FakeOpenAi {
     const model = String(body?.model ?? '');
     const streamRefusal = streamParamsRefusal(body);
     if (streamRefusal) throw new OpenAiRefusal(streamRefusal.message, streamRefusal.param, streamRefusal.code);
+    const formatRefusal = responseFormatRefusal(body);
+    if (formatRefusal) throw new OpenAiRefusal(formatRefusal.message, formatRefusal.param, formatRefusal.code);
     if (REASONING_CHAT.test(model)) {
       // "Create chat completion": max_tokens is not compatible with reasoning models.
       if (body.max_tokens !== undefined) {

@@ -34,6 +34,10 @@ export const DECIDED_WEIGHTS: Record<string, number> = {
   // Cost and usage analytics (issue 36): as the other billing reads, and as GET /v1/usage.
   'GET /v1/costs': 2,
   'GET /v1/usage/history': 1,
+  // Voices (issue 37): as GET /v1/media, GET /v1/media/{id} and POST /v1/webhooks/{id}/revoke.
+  'GET /v1/voices': 2,
+  'GET /v1/voices/:voiceId': 1,
+  'DELETE /v1/voices/:voiceId': 2,
 };
 
 /** Spec "Operation-specific weights for running or retrying", copied from the table (not from the code). */

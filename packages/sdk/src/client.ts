@@ -33,6 +33,8 @@ import type {
   Transaction,
   Usage,
   UsageHistory,
+  Voice,
+  VoiceDeleted,
   Webhook,
   WebhookCreate,
   WebhookDelivery,
@@ -134,6 +136,7 @@ export function createClient(options: ClientOptions) {
     (await transport.json<T>({ method: 'POST', path, json, signal: o.signal, retry: false })).data;
   const postKeyed = async <T>(path: string, json: unknown, o: KeyedCallOptions = {}) =>
     (await transport.json<T>({ method: 'POST', path, json, headers: { 'idempotency-key': o.idempotencyKey ?? newKey() }, signal: o.signal, retry: true })).data;
+  const del = async <T>(path: string, o: CallOptions = {}) => (await transport.json<T>({ method: 'DELETE', path, signal: o.signal, retry: false })).data;
   const page = (p: PageParams = {}) => ({ limit: p.limit, cursor: p.cursor });
 
   const events = {
@@ -212,6 +215,15 @@ export function createClient(options: ClientOptions) {
     downloadUrl: (mediaId: string, o?: CallOptions) => get<MediaDownload>(`/v1/media/${id(mediaId)}/download`, undefined, o),
   };
 
+  /** Workspace voices (made by voice.clone runs; speech.generate speaks with one as `voiceId`). */
+  const voices = {
+    list: (params?: PageParams, o?: CallOptions) => get<Page<Voice>>('/v1/voices', page(params), o),
+    iterate: (params: PageParams = {}) => paginate((cursor) => voices.list({ ...params, cursor }), params.cursor),
+    get: (voiceId: string, o?: CallOptions) => get<Voice>(`/v1/voices/${id(voiceId)}`, undefined, o),
+    /** For good: runs naming it are refused, queued jobs naming it fail VOICE_DELETED; its reference audio stays as media. */
+    delete: (voiceId: string, o?: CallOptions) => del<VoiceDeleted>(`/v1/voices/${id(voiceId)}`, o),
+  };
+
   return {
     transport,
     /** The key's mode, from its secret's prefix: `test` (wask_test_…, simulated work paid from the test balance) or `live`. */
@@ -256,6 +268,7 @@ export function createClient(options: ClientOptions) {
       },
     },
     media,
+    voices,
     usage: {
       get: (o?: CallOptions) => get<Usage>('/v1/usage', undefined, o),
       /** Usage points and 429s per UTC minute, hour or day, grouped by keyId and/or operation. */

@@ -26,7 +26,7 @@ export interface TransportOptions {
 }
 
 export interface RequestSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   /** An array value is sent once per element (a repeatable parameter such as groupBy). */
   query?: Record<string, string | number | readonly string[] | undefined> | undefined;

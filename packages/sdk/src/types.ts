@@ -41,6 +41,9 @@ export type Allocation = Balance['allocations'][number];
 export type Transaction = ResponseData<'PUBLIC_TRANSACTIONS_LIST'>['items'][number];
 export type MediaItem = ResponseData<'PUBLIC_MEDIA_GET'>;
 export type MediaDownload = ResponseData<'PUBLIC_MEDIA_DOWNLOAD'>;
+/** A workspace voice made by voice.clone; speech.generate speaks with it as `voiceId` (issue 37). */
+export type Voice = ResponseData<'PUBLIC_VOICES_GET'>;
+export type VoiceDeleted = ResponseData<'PUBLIC_VOICES_DELETE'>;
 export type Usage = ResponseData<'PUBLIC_USAGE_GET'>;
 /** GET /v1/costs: spending per UTC bucket, grouped, with totals. */
 export type CostReport = ResponseData<'PUBLIC_COSTS_GET'>;

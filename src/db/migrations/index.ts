@@ -16,6 +16,7 @@ import * as mcpStreamSlots from './0013-mcp-stream-slots.js';
 import * as consoleSessions from './0014-console-sessions.js';
 import * as costRollups from './0015-cost-rollups.js';
 import * as testMode from './0016-test-mode.js';
+import * as voices from './0017-voices.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-core': core,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014-console-sessions': consoleSessions,
   '0015-cost-rollups': costRollups,
   '0016-test-mode': testMode,
+  '0017-voices': voices,
 };

@@ -11,6 +11,8 @@ import type { OperationRoute } from '../../providers/types.js';
 import { ClientGone, ProviderError, ProviderInterrupted, WorkerShutdown, type MediaAccess, type ProducedFile } from '../../providers/types.js';
 import { findMediaItems, signedMediaUrl, storeGeneratedMedia, writeGeneratedMedia, type MediaRecord } from '../media/service.js';
 import { readProviderKey } from '../provider-keys/service.js';
+import { voiceForAttempt } from '../voices/service.js';
+import { prepareClonedVoice } from '../voices/clone-finish.js';
 import { findDomain } from '../domains/store.js';
 import { raiseProviderKeyRejected } from '../notifications/service.js';
 import { finishJob, LeaseLostError, readCheckpoint, changeJob, type Checkpoint, type FinishRequest } from './lifecycle.js';
@@ -76,6 +78,15 @@ export interface ExecuteOptions {
   onText?: (delta: string) => void;
 }
 
+/** Both writes of a finish, in order (either may be absent). */
+function alsoBoth(first: FinishRequest['alsoInFinish'], second: FinishRequest['alsoInFinish']): FinishRequest['alsoInFinish'] {
+  if (!first || !second) return first ?? second;
+  return async (trx, row) => {
+    await first(trx, row);
+    await second(trx, row);
+  };
+}
+
 export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, options: ExecuteOptions = {}): Promise<ExecutionOutcome> {
   const op = findOperation(job.operation_id);
   const token = Number(job.lease_token);
@@ -97,7 +108,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
   // what a failure for a full disk goes back to (storageFullFailure).
   let recorded = snapshotOf(cp);
   const attemptStart = deps.clock.now();
-  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>) => {
+  const finish = async (req: Omit<FinishRequest, 'workspaceId' | 'from' | 'leaseToken' | 'media' | 'alsoInFinish'>, alsoInFinish = options.alsoInFinish) => {
     // The database unreachable (a PostgreSQL restart): the finish is tried again while the lease
     // lasts. A try whose commit was sent may have committed before its answer was lost; the next
     // try (or a batch's fallback to finishing one by one) then finds nothing to change, and the
@@ -110,7 +121,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
           from: ['processing'],
           leaseToken: token,
           media: lastFiles,
-          ...(options.alsoInFinish ? { alsoInFinish: options.alsoInFinish } : {}),
+          ...(alsoInFinish ? { alsoInFinish } : {}),
         }),
       { withinMs: deps.config.jobLeaseMs, signal, onRetry: (err, attempt) => deps.log.warn({ err: { message: (err as Error).message }, jobId: job.id, attempt }, 'database unavailable; finishing the job again') },
     );
@@ -126,6 +137,8 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
     // The deployment stopped offering the operation after the job was admitted (providers file changed).
     if (!route) throw new ProviderError('OPERATION_UNAVAILABLE', 'The operation is not offered by this deployment any more.');
     const apiKey = await providerKeyFor(deps, job, route, funding);
+    // The workspace voice the input names (read now: one deleted since admission fails the job).
+    const voice = await voiceForAttempt(deps, job.workspace_id, op, input);
     const result = await providerCall(deps, route, signal, () =>
       route.adapter.run({
         jobId: job.id,
@@ -143,6 +156,7 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
         funding,
         apiKey,
         media: mediaAccess(deps, job.workspace_id),
+        ...(voice ? { voice } : {}),
         isVerifiedHost: async (hostname) => (await findDomain(deps.db, job.workspace_id, hostname.toLowerCase()))?.status === 'verified',
         charge: (used) => route.charge(used, maximumMillicents),
         ...(options.onText ? { onText: options.onText } : {}),
@@ -178,16 +192,22 @@ export async function executeJob(deps: Deps, job: JobRow, signal: AbortSignal, o
       }),
     );
     const refs = await storeFiles(deps, job, result.files, lastFiles);
-    const output = assemble(result.data, [...cp.files, ...refs]);
-    if (Buffer.byteLength(JSON.stringify(output)) > MAX_STORED_RESULT_BYTES) {
+    const assembled = assemble(result.data, [...cp.files, ...refs]);
+    if (Buffer.byteLength(JSON.stringify(assembled)) > MAX_STORED_RESULT_BYTES) {
       throw new ProviderError('OUTPUT_TOO_LARGE', 'The result exceeds the 16 MiB bound of a public job result.', result.costMillicents);
     }
-    const row = await finish({
-      status: 'completed',
-      consumedMillicents: cp.attemptCost + result.costMillicents,
-      output,
-      checkpoint: cp,
-    });
+    // A voice.clone job's workspace voice is written by the transaction that completes it.
+    const cloned = await prepareClonedVoice(deps, job, input, route, assembled);
+    const output = cloned?.output ?? assembled;
+    const row = await finish(
+      {
+        status: 'completed',
+        consumedMillicents: cp.attemptCost + result.costMillicents,
+        output,
+        checkpoint: cp,
+      },
+      alsoBoth(options.alsoInFinish, cloned?.write),
+    );
     return row ? { status: 'completed', row } : { status: 'lost' };
   } catch (err) {
     if (err instanceof LeaseLostError) return { status: 'lost' };

@@ -33,6 +33,8 @@ const JOB_FAILURES: Record<string, [NextAction, string]> = {
   SCAN_TARGET_TIMEOUT: ['retry', 'The site did not answer in time. Retry the job later.'],
   SCAN_TARGET_BLOCKED: ['change_input', 'The site resolves to an address that is not allowed. Use a public HTTPS site.'],
   SCAN_RESPONSE_TOO_LARGE: ['change_input', 'The site answered with more than a scan reads.'],
+  EDIT_PLAN_INVALID: ['change_input', 'The chat model’s plan of the video.edit prompt broke the edit rules, so nothing was run (its chat usage was charged). Say more precisely what to do, or give `edits` instead; retrying asks the model again.'],
+  VOICE_DELETED: ['change_input', 'The workspace voice the job speaks with was deleted after the job was admitted (nothing was charged). Run again with another voiceId (GET /v1/voices, service_voices_list) or none.'],
   STORAGE_FULL: ['ask_operator', `The service’s storage was full, so the job’s files or result could not be stored (the part not stored is not charged). Ask the operator to free space, then: ${RETRY_JOB}`],
 };
 

@@ -10,6 +10,7 @@ import type { ApiKey } from '../auth/types.js';
 import { checkMediaInputs } from '../media/service.js';
 import { findDomain } from '../domains/store.js';
 import { modeOfScope } from '../../lib/livemode.js';
+import { checkVoiceInput, refuseVoiceOnRoute } from '../voices/service.js';
 
 const validators = new WeakMap<object, ReturnType<typeof compileStrict>>();
 
@@ -97,7 +98,8 @@ export function personalKeyProvider(deps: Deps, op: OperationContract, workspace
 /**
  * Resolves and checks an operation request: known operation (400 UNKNOWN_OPERATION), allowed for
  * the key (403 FORBIDDEN_OPERATION), offered by this deployment (400 OPERATION_UNAVAILABLE), input valid against its schema (400 INVALID_INPUT with JSON
- * pointers), referenced media present in the workspace with an accepted type. Returns the input
+ * pointers), referenced media present in the workspace with an accepted type, a named voice of
+ * this workspace and mode on a route that takes voices (voices/service.ts). Returns the input
  * with schema defaults applied.
  */
 export async function checkOperationRequest(
@@ -112,6 +114,11 @@ export async function checkOperationRequest(
   if (!key.operations.includes(op.id)) throw await forbiddenOperation(deps, key, op.id);
   const route = routeFor(deps, op, workspaceId);
   checkInputDepth(input);
+  refuseVoiceOnRoute(op, route, input);
+  // A field the route cannot honour as configured is refused saying what to configure (a
+  // video.edit prompt on the ffmpeg engine without a chat model), before the schema's generic word.
+  const refused = route.adapter.refuseInput?.(op, input) ?? [];
+  if (refused.length > 0) throw new AppError('INVALID_INPUT', { details: { errors: refused.map((e) => ({ pointer: `/input${e.pointer}`, message: e.message })) } });
   const copy = structuredClone(input);
   const validate = validatorFor(route);
   if (!validate(copy)) {
@@ -128,6 +135,7 @@ export async function checkOperationRequest(
   if (broken.length > 0) throw new AppError('INVALID_INPUT', { details: { errors: broken.map((e) => ({ pointer: `/input${e.pointer}`, message: e.message })) } });
   await checkMediaInputs(deps, workspaceId, op.mediaFields, copy);
   if (op.verifiedHostField) await checkVerifiedHost(deps, workspaceId, op.verifiedHostField, copy);
+  if (op.voiceField) await checkVoiceInput(deps, workspaceId, op, copy);
   return { op, input: copy };
 }
 

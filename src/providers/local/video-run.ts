@@ -3,12 +3,17 @@
  * work directory, probed (an unreadable one fails the job before any editing; a stored item's
  * probe is kept by its content, video-probe.ts), edited by a single
  * ffmpeg command (video-plan.ts) under the route's deadline and an output size limit, and the
- * result is probed, checked like an upload and charged per output second.
+ * result is probed, checked like an upload and charged per output second. A `prompt` is first
+ * turned into edit steps by the chat model (video-prompt.ts), after the inputs are probed (the
+ * model is told their lengths and sizes); the checked plan is checkpointed with its cost (the
+ * edit step still to do) and then runs like given `edits`. The result's `steps` are the steps that ran.
  *
  * Invariant: when a run settles, every program it started has exited and its work directory is
- * gone (runProgram and withWorkDir); a failed run charges nothing (the work is the service's own
- * and produced nothing to keep); a cancelled job's ffmpeg is killed through the attempt's signal
- * or, when the attempt learns first that it lost the job (progress refused), by that refusal.
+ * gone (runProgram and withWorkDir); a failed run charges nothing of ffmpeg's work (the work is
+ * the service's own and produced nothing to keep), only the chat usage of a plan it asked for;
+ * a plan that fails a check is never given to ffmpeg (EDIT_PLAN_INVALID); a cancelled job's ffmpeg
+ * is killed through the attempt's signal or, when the attempt learns first that it lost the job
+ * (progress refused), by that refusal.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -20,6 +25,7 @@ import { ProviderError, type ProviderResult, type ProviderRun } from '../types.j
 import type { ProgramInfo } from './engines.js';
 import { ProgramFailure, runProgram, withWorkDir } from './process.js';
 import { framesPerSecond, planVideoEdit, type PlanInput, type VideoPlan } from './video-plan.js';
+import { inputIds, PROMPT_NEEDS_CHAT, type PromptPlanner } from './video-prompt.js';
 import { DEMUXERS, probeStoredVideo, probeVideo } from './video-probe.js';
 
 /** Largest edited file kept: the bound of any file a provider hands back. */
@@ -32,19 +38,42 @@ const EXTENSIONS: Readonly<Record<string, string>> = { 'video/mp4': 'mp4', 'vide
 /** ffmpeg complaints that mean it could not decode an input (rather than failed itself). */
 const DECODE_FAILURE = /invalid data|corrupt|error while decoding|invalid nal|error splitting|partial file|moov atom|truncat|ebml|end of file|could not find codec|decoding error/i;
 
-export async function runVideoEdit(ctx: LocalContext, job: ProviderRun): Promise<ProviderResult> {
+export async function runVideoEdit(ctx: LocalContext, job: ProviderRun, planner?: PromptPlanner): Promise<ProviderResult> {
   const { ffmpeg, ffprobe } = ctx.engines;
   if (!ffmpeg || !ffprobe) throw new ProviderError('PROVIDER_ERROR', 'ffmpeg is not installed on this deployment.');
-  const edits = (job.input.edits ?? []) as VideoEdit[];
+  const prompt = typeof job.input.prompt === 'string' ? job.input.prompt : undefined;
+  const given = (job.input.edits ?? []) as VideoEdit[];
   // Admission enforces the engine's schema; a job admitted under another providers file may not.
-  if (edits.length === 0) throw new ProviderError('PROVIDER_REJECTED', 'The ffmpeg engine needs `edits`; it cannot follow a prompt.');
+  if (prompt === undefined && given.length === 0) throw new ProviderError('PROVIDER_REJECTED', 'The ffmpeg engine needs `edits` or a `prompt`.');
+  if (prompt !== undefined && !planner) throw new ProviderError('PROVIDER_REJECTED', PROMPT_NEEDS_CHAT);
   const spec = job.route.spec ?? ctx.spec;
   const deadline = Date.now() + spec.timeoutSeconds * 1000;
   const remaining = () => Math.max(1, deadline - Date.now());
 
   return withWorkDir(async (dir) => {
-    const [main, ...clips] = await readInputs(job, ffprobe, dir, edits);
-    const plan = planVideoEdit(edits, main!, clips, outputLimitSeconds(edits, main!, spec.maxOutputSeconds));
+    const videos = await readInputs(job, ffprobe, dir, inputIds(job.input));
+    const mainId = String(job.input.mediaId);
+    let edits = given;
+    if (prompt !== undefined) {
+      const saved = savedPlan(job);
+      if (saved) edits = saved;
+      else {
+        const facts = [...videos.values()].map((v) => ({ mediaId: v.mediaId, durationSeconds: v.probe.durationSeconds, width: v.probe.width, height: v.probe.height, hasAudio: v.probe.hasAudio }));
+        const { edits: planned, costMillicents: planCost } = await planner!.plan(job, facts, job.maximumMillicents);
+        edits = planned;
+        try {
+          planFor(edits, videos, mainId, spec.maxOutputSeconds);
+        } catch (err) {
+          if (!(err instanceof ProviderError)) throw err;
+          // A plan ffmpeg cannot run for these videos (a crop outside the frame …) is refused before it starts.
+          throw new ProviderError('EDIT_PLAN_INVALID', `The chat model's plan was refused, nothing was run: ${err.message}`, planCost);
+        }
+        // The plan is kept (the edit step not done yet) and its cost committed: an attempt that
+        // takes the job over, or a retry, runs it without asking (and paying) again.
+        await job.checkpoint({ stepsDone: 0, costMillicents: planCost, state: { [PLAN_STATE]: { edits } } });
+      }
+    }
+    const plan = planFor(edits, videos, mainId, spec.maxOutputSeconds);
     await edit(ffmpeg, plan, dir, job, remaining());
     const made = await probeVideo(ffprobe, dir, plan.outputFile, plan.container === 'gif' ? 'image/gif' : `video/${plan.container}`, job.signal);
     if ('unreadable' in made || made.durationSeconds === undefined || made.frames === 0) {
@@ -61,21 +90,48 @@ export async function runVideoEdit(ctx: LocalContext, job: ProviderRun): Promise
         width: made.width,
         height: made.height,
         hasAudio: made.hasAudio,
+        steps: edits,
       },
       files: [file],
-      costMillicents: job.charge({ seconds }),
+      // The output's seconds, within the ffmpeg part of the maximum (the plan's part is its own).
+      costMillicents: Math.min(job.charge({ seconds }), editMaximum(job, planner)),
     };
   });
 }
 
+/** Where a prompt's checked plan is kept in the job's state (checkpointed once it passed). */
+const PLAN_STATE = 'plan';
+
+function savedPlan(job: ProviderRun): VideoEdit[] | undefined {
+  const saved = job.state[PLAN_STATE] as { edits?: unknown } | undefined;
+  return saved && Array.isArray(saved.edits) && saved.edits.length > 0 ? (saved.edits as VideoEdit[]) : undefined;
+}
+
+/** The ffmpeg part of the route's maximum for the job's input: the whole, less a prompt's plan. */
+function editMaximum(job: ProviderRun, planner: PromptPlanner | undefined): number {
+  const whole = job.route.price(job.input).maximumMillicents;
+  return typeof job.input.prompt === 'string' && planner ? whole - planner.price(job.input).maximumMillicents : whole;
+}
+
+/** The ffmpeg command of `edits`: the main video, then each concatenated one in the order of the steps. */
+function planFor(edits: VideoEdit[], videos: Map<string, PlanInput & { mediaId: string }>, mainId: string, maxOutputSeconds: number): VideoPlan {
+  const video = (id: string) => {
+    const found = videos.get(id.toLowerCase());
+    if (!found) throw new ProviderError('PROVIDER_REJECTED', `Video ${id} is not an input of the job.`);
+    return found;
+  };
+  const main = video(mainId);
+  const clips = edits.flatMap((e) => (e.type === 'concat' ? [video(e.mediaId)] : []));
+  return planVideoEdit(edits, main, clips, outputLimitSeconds(edits, main, maxOutputSeconds));
+}
+
 /**
- * Copies the main video and each concatenated one (in the order of the concat steps) into the
- * work directory and probes them; a video read twice is copied once.
+ * Copies each input video (the main one, then those the input's concat steps name, each once) into
+ * the work directory and probes it; keyed by the id in lower case.
  */
-async function readInputs(job: ProviderRun, ffprobe: ProgramInfo, dir: string, edits: VideoEdit[]): Promise<PlanInput[]> {
-  const ids = [String(job.input.mediaId), ...edits.flatMap((e) => (e.type === 'concat' ? [e.mediaId] : []))];
-  const read = new Map<string, Promise<PlanInput>>();
-  const load = async (mediaId: string, n: number): Promise<PlanInput> => {
+async function readInputs(job: ProviderRun, ffprobe: ProgramInfo, dir: string, ids: string[]): Promise<Map<string, PlanInput & { mediaId: string }>> {
+  const read = new Map<string, PlanInput & { mediaId: string }>();
+  const load = async (mediaId: string, n: number): Promise<PlanInput & { mediaId: string }> => {
     const { bytes, mimeType, sha256 } = await job.media.read(mediaId);
     const extension = EXTENSIONS[mimeType];
     if (!extension || !DEMUXERS[mimeType]) throw new ProviderError('MEDIA_UNREADABLE', `Input ${mediaId} is ${mimeType}, not an MP4 or WebM video.`);
@@ -87,16 +143,14 @@ async function readInputs(job: ProviderRun, ffprobe: ProgramInfo, dir: string, e
     if (Math.max(probe.width, probe.height) > MAX_INPUT_SIDE || probe.width * probe.height > MAX_INPUT_PIXELS) {
       throw new ProviderError('MEDIA_TOO_LARGE', `Input ${mediaId} is ${probe.width}×${probe.height}; at most ${MAX_INPUT_SIDE} on a side and ${MAX_INPUT_PIXELS} pixels.`);
     }
-    return { file, mimeType, probe };
+    return { file, mimeType, probe, mediaId };
   };
-  const inputs: PlanInput[] = [];
   // One at a time: each copy is a whole file in memory until it is written.
   for (const id of ids) {
     const key = id.toLowerCase();
-    if (!read.has(key)) read.set(key, load(id, read.size));
-    inputs.push(await read.get(key)!);
+    if (!read.has(key)) read.set(key, await load(id, read.size));
   }
-  return inputs;
+  return read;
 }
 
 /**

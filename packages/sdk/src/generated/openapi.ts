@@ -458,6 +458,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/voices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace voices, newest first
+         * @description Voices made by voice.clone runs in this workspace and mode (deleted ones are left out). speech.generate speaks with one as `voiceId` where its provider takes reference voices.
+         *
+         *     Scope: `media:read`. Costs 2 usage points. Success code: `PUBLIC_VOICES_LIST`.
+         */
+        get: operations["PUBLIC_VOICES_LIST"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/voices/{voiceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one voice
+         * @description Scope: `media:read`. Costs 1 usage point. Success code: `PUBLIC_VOICES_GET`.
+         */
+        get: operations["PUBLIC_VOICES_GET"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a voice
+         * @description For good: runs naming it are refused (400 INVALID_INPUT on voiceId) and queued jobs that name it fail VOICE_DELETED before they reach a provider, charged nothing. Its reference audio stays a media item of the workspace.
+         *
+         *     Scope: `media:write`. Costs 2 usage points. Success code: `PUBLIC_VOICES_DELETE`.
+         */
+        delete: operations["PUBLIC_VOICES_DELETE"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -854,6 +902,11 @@ export interface components {
             format?: "mp3" | "wav";
             text: string;
             voice?: string;
+            /**
+             * Format: uuid
+             * @description A workspace voice (made by voice.clone, listed by GET /v1/voices) to speak with.
+             */
+            voiceId?: string;
         };
         /** speech.generate request */
         "speech.generate.request": {
@@ -882,6 +935,11 @@ export interface components {
             predictionId?: string;
             provider?: string;
             text?: string;
+            /**
+             * Format: uuid
+             * @description The workspace voice it spoke with, when the input named one.
+             */
+            voiceId?: string;
         };
         "sprite.generate.input": {
             engines?: ("godot" | "unity" | "phaser" | "generic")[];
@@ -1160,6 +1218,47 @@ export interface components {
             model?: string | null;
             predictionId?: string;
             provider?: string;
+            /** @description The edit steps that ran, in order: the `edits` given, or the plan the chat model made of the `prompt`. */
+            steps?: ({
+                endSeconds: number;
+                startSeconds: number;
+                /** @enum {unknown} */
+                type: "trim";
+            } | {
+                /**
+                 * @default contain
+                 * @enum {string}
+                 */
+                fit?: "contain" | "cover" | "fill";
+                height: number;
+                /** @enum {unknown} */
+                type: "resize";
+                width: number;
+            } | {
+                height: number;
+                /** @enum {unknown} */
+                type: "crop";
+                width: number;
+                x: number;
+                y: number;
+            } | {
+                /** @enum {unknown} */
+                type: "mute";
+            } | {
+                factor: number;
+                /** @enum {unknown} */
+                type: "speed";
+            } | {
+                /** @enum {string} */
+                container: "mp4" | "webm" | "gif";
+                /** @enum {unknown} */
+                type: "format";
+            } | {
+                /** Format: uuid */
+                mediaId: string;
+                /** @enum {unknown} */
+                type: "concat";
+            })[];
             text?: string;
             video: {
                 /** Format: uuid */
@@ -1240,6 +1339,10 @@ export interface components {
             };
             text?: string;
             voice: {
+                /**
+                 * Format: uuid
+                 * @description The workspace voice made (GET /v1/voices/{id}): speech.generate speaks with it as voiceId.
+                 */
                 id: string;
                 name: string;
             };
@@ -1489,6 +1592,8 @@ export interface operations {
                             /** Format: date-time */
                             from: string;
                             groupBy: string[];
+                            /** @description true: the live spending; false: the test mode spending (a test key reads its own mode). */
+                            livemode: boolean;
                             /** Format: date-time */
                             to: string;
                             totals: {
@@ -5684,6 +5789,8 @@ export interface operations {
                             /** Format: date-time */
                             from: string;
                             groupBy: string[];
+                            /** @description true: live usage; false: test mode usage (a test key reads its own mode). */
+                            livemode: boolean;
                             /** Format: date-time */
                             to: string;
                             totals: {
@@ -5820,6 +5927,554 @@ export interface operations {
             };
             /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    PUBLIC_VOICES_LIST: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Voices listed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            items: {
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The voice.clone job that made it.
+                                 */
+                                jobId: string;
+                                /** @description false for an object of test mode (made with a test key), true otherwise. */
+                                livemode: boolean;
+                                model: string | null;
+                                name: string;
+                                /** @description The provider (its name in the providers file, or simulated) that cloned the voice. */
+                                provider: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The reference audio: the first sample voice.clone was given, a media item of the workspace.
+                                 */
+                                referenceMediaId: string;
+                                /** @description Hex SHA-256 of the reference audio; a provider that speaks with the voice is sent exactly these bytes. */
+                                referenceSha256: string;
+                                /** Format: uuid */
+                                workspaceId: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the selected workspace (another workspace’s resources are never revealed). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    PUBLIC_VOICES_GET: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path: {
+                voiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Voice read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The voice.clone job that made it.
+                             */
+                            jobId: string;
+                            /** @description false for an object of test mode (made with a test key), true otherwise. */
+                            livemode: boolean;
+                            model: string | null;
+                            name: string;
+                            /** @description The provider (its name in the providers file, or simulated) that cloned the voice. */
+                            provider: string;
+                            /**
+                             * Format: uuid
+                             * @description The reference audio: the first sample voice.clone was given, a media item of the workspace.
+                             */
+                            referenceMediaId: string;
+                            /** @description Hex SHA-256 of the reference audio; a provider that speaks with the voice is sent exactly these bytes. */
+                            referenceSha256: string;
+                            /** Format: uuid */
+                            workspaceId: string;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such voice in the selected workspace and mode (also for another workspace's or mode's id, and a deleted one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+        };
+    };
+    PUBLIC_VOICES_DELETE: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description UUID of a workspace included in the API key. */
+                "x-service-workspace": string;
+            };
+            path: {
+                voiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Voice deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            /** Format: uuid */
+                            id: string;
+                        };
+                        message: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed header, query or body. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, revoked or expired key, or a key in the query string. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description FORBIDDEN_SCOPE, FORBIDDEN_WORKSPACE, FORBIDDEN_IP, FORBIDDEN_TRANSPORT, KEY_SUSPENDED, or a rule of this endpoint (FORBIDDEN_OPERATION, PLAN_REQUIRED). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description NOT_FOUND: no such voice in the selected workspace and mode (also for another workspace's or mode's id, and a deleted one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description A conflict with the current state: a reused Idempotency-Key (IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS), or a rule of this endpoint. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (usage points; see Retry-After and details.limit). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description UNAVAILABLE: the server is shutting down, or its database cannot be reached (details.reason DATABASE_UNAVAILABLE); retry after Retry-After. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        code: string;
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        message: string;
+                        requestId: string;
+                        /** @enum {boolean} */
+                        success: false;
+                    };
+                };
+            };
+            /** @description STORAGE_FULL: the server's storage is full (details.storage: files or database); nothing was stored. */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
