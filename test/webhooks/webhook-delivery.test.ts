@@ -9,6 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
+import { assertOk } from '../support/assertions.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 import { waitUntil } from '../support/wait.js';
 import { advancePastNextAttempt, createHook, verifySignature as verify, deliveryRows, emit, onlyDelivery, WEBHOOK_TEST_ENV, worker } from '../support/webhooks.js';
 import { claimDeliveries, refreshWebhookState, type ClaimedDelivery } from '../../src/modules/webhooks/delivery-claim.js';
@@ -25,6 +27,27 @@ const receiver = HttpsReceiver.forThisFile();
 describeEachDatabase(
   'webhook delivery',
   (get) => {
+    test('rule "a webhook is created in one mode and receives only that mode\'s events": a test key\'s webhook is delivered, signed, with livemode false, on the hostname the live workspace verified; the live webhook gets the live event', async () => {
+      const ctx = get();
+      receiver.reset();
+      const t = await seedTenant(ctx.deps, { mode: 'test' });
+      const testHook = await createHook(ctx, receiver, { tenant: t, path: '/test-mode' });
+      const live = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'live' });
+      const liveHook = assertOk(await call(ctx, 'POST', '/v1/webhooks', { secret: live.secret, workspaceId: t.workspace.id, body: { url: receiver.url(testHook.hostname, '/live-mode'), eventTypes: ['job.completed'], enabled: true } })).data;
+      const testEvent = await emit(ctx, scopeOf(t), 'job.completed');
+      const liveEvent = await emit(ctx, t.workspace.id, 'job.completed');
+      assert.equal(await worker(ctx).runOnce(), 2);
+      const byPath = (path: string) => receiver.requests.filter((r) => r.path === path);
+      assert.equal(byPath('/test-mode').length, 1);
+      const sent = byPath('/test-mode')[0]!;
+      const body = verify(ctx, sent.body, String(sent.headers['service-signature']), testHook.secret);
+      assert.deepEqual([body.id, body.livemode, body.workspaceId], [testEvent, false, t.workspace.id]);
+      assert.equal((await onlyDelivery(ctx, testHook.webhookId)).status, 'succeeded');
+      assert.equal(byPath('/live-mode').length, 1);
+      const liveBody = verify(ctx, byPath('/live-mode')[0]!.body, String(byPath('/live-mode')[0]!.headers['service-signature']), liveHook.secret);
+      assert.deepEqual([liveBody.id, liveBody.livemode], [liveEvent, true]);
+    });
+
     test('signed POST: body is the feed event, headers name the service and the event, stripe.webhooks.constructEvent verifies it', async () => {
       const ctx = get();
       receiver.reset();

@@ -13,6 +13,7 @@
  * due at once, with a new token: it is delivered again, never lost (receivers deduplicate by
  * event id). The lost attempt is not counted (its outcome is unknown).
  */
+import { publicWorkspaceId } from '../../lib/livemode.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Deps } from '../../deps.js';
@@ -90,8 +91,9 @@ async function readWebhookStates(db: Db, ids: string[]) {
 function webhookState(w: Awaited<ReturnType<typeof readWebhookStates>>[number], workspaceId: string): Pick<ClaimedDelivery, 'webhook' | 'authorized'> {
   return {
     webhook: { url: w.url, hostname: w.hostname, enabled: Number(w.enabled) === 1, revoked: w.revoked_at_ms !== null, secretEnc: w.secret_enc },
-    // The delivery, its webhook and the verification must all be of the same workspace.
-    authorized: w.verified_workspace_id === workspaceId && w.workspace_id === workspaceId,
+    // The delivery and its webhook must be of the same workspace, and the hostname verified in it:
+    // domains are the live workspace's, and verify its test twin's webhooks too (lib/livemode.ts).
+    authorized: w.workspace_id === workspaceId && w.verified_workspace_id === publicWorkspaceId(workspaceId),
   };
 }
 
