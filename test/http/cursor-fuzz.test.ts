@@ -4,9 +4,9 @@
  * tamper-proof cursors; a forged or foreign cursor gives 400 INVALID_CURSOR", GET /v1/events,
  * and section 3's error codes, 404 NOT_FOUND for another workspace's resource).
  *
- * Two tenants A and B each hold jobs (synchronous, queued with multi-page output, failed,
- * cancelled), credit allocations, ledger entries, media, events and two webhooks with
- * deliveries. The paging endpoints (GET /v1/jobs, /v1/balance, /v1/transactions, /v1/media,
+ * Two tenants A and B, each with a test key (simulated work, the test balance), each hold jobs
+ * (synchronous, queued with multi-page output, failed, cancelled), credit allocations, ledger
+ * entries, media, events and two webhooks with deliveries, all in their workspaces' test twins. The paging endpoints (GET /v1/jobs, /v1/balance, /v1/transactions, /v1/media,
  * /v1/events, /v1/webhooks/{id}/deliveries, /v1/jobs/{id}/output) are walked once with small
  * pages to collect every cursor the service issues; the properties then throw hostile query
  * strings, tampered and misplaced cursors and hostile path ids at them. For every response:
@@ -28,10 +28,10 @@ import { specStatusesOf } from '../support/spec-errors.js';
 import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { EVENT_TYPES } from '../../src/modules/events/store.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
-import { seedWebhook } from '../support/webhook-hosts.js';
+import { verifyHost } from '../support/webhook-hosts.js';
 import { png, upload } from '../support/media.js';
 import { waitUntil } from '../support/wait.js';
 import { checkRefusals } from '../support/openapi-responses.js';
@@ -136,9 +136,17 @@ async function column(rows: Promise<{ id: string }[]>): Promise<string[]> {
   return (await rows).map((r) => r.id);
 }
 
+/** A webhook of the tenant's mode on a freshly verified host of its workspace, created through the API; returns its id. */
+async function createWebhookOf(ctx: TestContext, t: Tenant, eventTypes: string[]): Promise<string> {
+  const url = `https://${await verifyHost(ctx, t.workspace.id)}/hooks`;
+  const res = await call(ctx, 'POST', '/v1/webhooks', { secret: t.secret, workspaceId: t.workspace.id, body: { url, eventTypes } });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data.webhook.id;
+}
+
 /** A tenant with jobs of every outcome, allocations, ledger entries, media, events and two webhooks with deliveries. */
 async function buildSide(ctx: TestContext, name: 'A' | 'B'): Promise<Side> {
-  const t = await seedTenant(ctx.deps, { credits: 50_000_000 });
+  const t = await seedTenant(ctx.deps, { credits: 50_000_000, mode: 'test' });
   const ws = t.workspace.id;
   const settings = await admin(ctx, `/admin/v1/workspaces/${ws}/settings`, {
     limits: { pointsPerMinute: 10_000_000, pointsPerMonth: 1_000_000_000 },
@@ -146,9 +154,9 @@ async function buildSide(ctx: TestContext, name: 'A' | 'B'): Promise<Side> {
     lowCreditsMillicents: 100_000_000,
   });
   assert.equal(settings.statusCode, 200, settings.body);
-  for (const amount of [1_111, 2_222, 3_333]) await grantCredits(ctx.deps, ws, { amountMillicents: amount });
-  const hookAll = await seedWebhook(ctx, ws, [...EVENT_TYPES]);
-  const hookMedia = await seedWebhook(ctx, ws, ['media.created']);
+  for (const amount of [1_111, 2_222, 3_333]) await grantCredits(ctx.deps, ws, { amountMillicents: amount, mode: 'test' });
+  const hookAll = await createWebhookOf(ctx, t, [...EVENT_TYPES]);
+  const hookMedia = await createWebhookOf(ctx, t, ['media.created']);
 
   const chats: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -173,7 +181,7 @@ async function buildSide(ctx: TestContext, name: 'A' | 'B'): Promise<Side> {
   const side: Side = {
     name,
     t,
-    webhooks: [hookAll.webhook.id, hookMedia.webhook.id],
+    webhooks: [hookAll, hookMedia],
     outputJobs: [queued[0]!, queued[1]!],
     changingJob: queued[2]!,
     singlePageJobs: [queued[3]!, queued[4]!, chats[0]!],
@@ -189,7 +197,8 @@ async function buildSide(ctx: TestContext, name: 'A' | 'B'): Promise<Side> {
 async function finishSide(ctx: TestContext, side: Side): Promise<void> {
   const db = ctx.deps.db;
   const t = side.t;
-  const ws = t.workspace.id;
+  // The rows of a test key's work are stored under the workspace's test twin.
+  const ws = scopeOf(t);
   const pending = await run(ctx, t, 'music.generate', { prompt: 'still waiting', durationSeconds: 5 });
   assert.equal(pending.statusCode, 202, pending.body);
   side.singlePageJobs.push(pending.json().data.jobId);
@@ -222,7 +231,7 @@ async function finishSide(ctx: TestContext, side: Side): Promise<void> {
   );
 
   const allocations = await column(db.selectFrom('credit_allocations').select('id').where('workspace_id', '=', ws).execute());
-  side.ids = [ws, t.user.id, t.key.id, ...allocations, ...[...side.refs.values()].flat(), ...side.webhooks];
+  side.ids = [t.workspace.id, t.user.id, t.key.id, ...allocations, ...[...side.refs.values()].flat(), ...side.webhooks];
 }
 
 /** Waits until GET /v1/events lists every event of the side (a state wait: see fixture()). */
@@ -996,4 +1005,4 @@ describeEachDatabase('cursor fuzz', (get_) => {
       assert.deepEqual(JSON.parse(parts.join('')), JSON.parse(replaced));
     }
   });
-});
+}, testKeySuite());

@@ -1,11 +1,16 @@
-/** Shared route tests run for every public endpoint: authentication, workspace, scope, envelope. */
+/**
+ * Shared route tests run for every public endpoint: authentication, workspace, scope, envelope.
+ * The refusals of runs are a test key's (simulated work, the test balance). The per-endpoint
+ * cases use live keys on the test-rig exception (SIMULATE_LIVE): their setups
+ * (support/endpoints.ts) fund and seed the live workspace.
+ */
 import { before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import assert from 'node:assert/strict';
-import { admin, call, describeEachDatabase } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { endpointHeaders, endpointName, PUBLIC_ENDPOINTS, prepareEndpoint } from '../support/endpoints.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
@@ -29,7 +34,7 @@ describeEachDatabase('shared route rules', (get) => {
 
   test('decisions.md 1: authenticated error responses carry the RateLimit headers too (400, 402, 404, 409, 429 with Retry-After)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10 });
+    const t = await seedTenant(ctx.deps, { credits: 10, mode: 'test' });
     assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1 } })).statusCode, 200);
     const as = { secret: t.secret, workspaceId: t.workspace.id };
     const runOf = (input: Record<string, unknown>, key = randomUUID()) => call(ctx, 'POST', '/v1/runs', { ...as, headers: { 'idempotency-key': key }, body: { operationId: 'music.generate', input } });
@@ -38,7 +43,7 @@ describeEachDatabase('shared route rules', (get) => {
       ['unknown job', await call(ctx, 'GET', `/v1/jobs/${randomUUID()}`, as), 404, 'NOT_FOUND'],
       ['credits short', await runOf({ prompt: 'a tune' }), 402, 'INSUFFICIENT_CREDITS'],
     ];
-    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000_000 });
+    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000_000, mode: 'test' });
     const key = randomUUID();
     assert.equal((await runOf({ prompt: 'a tune' }, key)).statusCode, 202);
     refusals.push(['key reused', await runOf({ prompt: 'another tune' }, key), 409, 'IDEMPOTENCY_CONFLICT']);
@@ -49,9 +54,16 @@ describeEachDatabase('shared route rules', (get) => {
       assertRateLimitHeaders(res, what);
     }
     assert.match(String(refusals.at(-1)![1].headers['retry-after']), /^\d+$/, 'a 429 carries Retry-After');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
+}, testKeySuite());
 
+// Live keys on the test-rig exception (SIMULATE_LIVE, the harness's default): the endpoints' setups
+// (support/endpoints.ts) grant live credits, run operations and seed webhooks and events in the
+// live workspace.
+describeEachDatabase('shared route rules: every endpoint', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   for (const ep of PUBLIC_ENDPOINTS) {
     const name = endpointName(ep);
     const status = ep.status ?? 200;

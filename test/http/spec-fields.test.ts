@@ -5,11 +5,12 @@
  * the job output fragment (public-api-v1.md, "Resources and their fields"). Each response has
  * exactly these fields, of the types the tables give, rather than whatever the service's own
  * schemas say, so a field renamed, dropped or added in src/ fails here against the contract.
+ * The tenants use test keys (simulated work, the test balance).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
@@ -84,7 +85,7 @@ async function queued(ctx: TestContext, t: Tenant, word: string): Promise<string
 describeEachDatabase('field sets of the spec tables', (getCtx) => {
   test('GET /v1/queue: the record and each item have exactly the fields decisions.md names; position 0 for processing, 1.. for waiting, oldest first', async () => {
     const ctx = getCtx();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const empty = await get(ctx, t, '/v1/queue');
     assertFields(empty, QUEUE, 'an empty queue');
     assert.deepEqual(empty.items, []);
@@ -108,7 +109,7 @@ describeEachDatabase('field sets of the spec tables', (getCtx) => {
 
   test('GET /v1/usage: exactly the fields of "Usage (data)", points, budgets of the key and of the workspace, streams', async () => {
     const ctx = getCtx();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000, key: { budgets: { dailyMillicents: 100_000 } } });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test', key: { budgets: { dailyMillicents: 100_000 } } });
     assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { budgets: { monthlyMillicents: 500_000 } })).statusCode, 200);
     await queued(ctx, t, 'budgeted');
     const usage = await get(ctx, t, '/v1/usage');
@@ -129,7 +130,7 @@ describeEachDatabase('field sets of the spec tables', (getCtx) => {
 
   test('GET /v1/jobs/{jobId}/output: every fragment has exactly the fields of the "Job output fragment" table, at most 8192 bytes, nextCursor null on the last', async () => {
     const ctx = getCtx();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const jobId = await queued(ctx, t, 'long');
     await drain(ctx);
     // A stored result of several pages (multi-byte characters too).
@@ -153,4 +154,4 @@ describeEachDatabase('field sets of the spec tables', (getCtx) => {
     } while (cursor);
     assert.ok(pages > 1, `several pages (${pages})`);
   });
-});
+}, testKeySuite());

@@ -7,25 +7,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { activeJobHeads, WORKSPACES_PER_READ } from '../../src/modules/jobs/change-reads.js';
-import { describeEachDatabase } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { run } from '../support/jobs.js';
-import { seedTenant } from '../support/seed.js';
+import { scopeOf, seedTenant } from '../support/seed.js';
 
 describeEachDatabase('job change reads', (get) => {
   test('activeJobHeads over 70,000 workspaces (past SQLite’s 32,766 and PostgreSQL’s 65,535 parameters) finds the active jobs of each, wherever it stands in the list', async () => {
     const ctx = get();
-    const tenants = [await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 }), await seedTenant(ctx.deps, { credits: 100_000 })];
+    const tenants = [await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' }), await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' }), await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' })];
     const jobs = new Map<string, string>();
     for (const t of tenants) {
       const res = await run(ctx, t, 'music.generate', { prompt: 'a tune', durationSeconds: 5 });
       assert.equal(res.statusCode, 202, res.body);
-      jobs.set(res.json().data.jobId, t.workspace.id);
+      jobs.set(res.json().data.jobId, scopeOf(t));
     }
     const ids: string[] = Array.from({ length: 70_000 }, () => randomUUID());
     // First, across a chunk boundary and last.
-    ids[0] = tenants[0]!.workspace.id;
-    ids[WORKSPACES_PER_READ] = tenants[1]!.workspace.id;
-    ids[ids.length - 1] = tenants[2]!.workspace.id;
+    ids[0] = scopeOf(tenants[0]!);
+    ids[WORKSPACES_PER_READ] = scopeOf(tenants[1]!);
+    ids[ids.length - 1] = scopeOf(tenants[2]!);
     const heads = await activeJobHeads(ctx.deps.db, ids);
     assert.deepEqual(
       heads.map((h) => [h.id, h.workspaceId, h.status, h.version]).sort(),
@@ -33,4 +33,4 @@ describeEachDatabase('job change reads', (get) => {
     );
     assert.deepEqual(await activeJobHeads(ctx.deps.db, []), []);
   });
-});
+}, testKeySuite());

@@ -6,8 +6,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { admin, call, describeEachDatabase } from '../support/harness.js';
-import { seedTenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite } from '../support/harness.js';
+import { scopeOf, seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
@@ -19,7 +19,7 @@ describeEachDatabase('jobs of one workspace racing', (get) => {
   before(() => checkRefusals(get().app));
   test('admissions, completions and cancels interleave: every request answers, every job ends in exactly one terminal state, the ledger holds', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 10_000_000, mode: 'test' });
     const limits = { pointsPerMinute: 1_000_000, pointsPerMonth: 10_000_000, runningJobs: 8, waitingJobs: 1000 };
     assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits })).statusCode, 200);
     const worker = new JobWorker(ctx.deps, { concurrency: 8, pollMs: 5 });
@@ -44,7 +44,7 @@ describeEachDatabase('jobs of one workspace racing', (get) => {
             await ctx.deps.db
               .selectFrom('jobs')
               .select((eb) => eb.fn.countAll<number>().as('n'))
-              .where('workspace_id', '=', t.workspace.id)
+              .where('workspace_id', '=', scopeOf(t))
               .where('status', 'in', ['pending', 'processing'])
               .executeTakeFirstOrThrow()
           ).n,
@@ -61,6 +61,6 @@ describeEachDatabase('jobs of one workspace racing', (get) => {
     const cancelled = versions.filter((v) => JSON.parse(v.snapshot_json).status === 'cancelled').length;
     assert.ok(cancelled >= 1, 'some cancels won');
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
-});
+}, testKeySuite());

@@ -6,8 +6,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain, readCompleteOutput, run } from '../support/jobs.js';
 import { gateAdapter } from '../support/gates.js';
@@ -43,7 +43,7 @@ describeEachDatabase('job snapshot: fields and bounds', (get) => {
   before(() => checkRefusals(get().app));
   test('exactly the snapshot fields in every status (pending, processing, completed, failed, cancelled); no checkpoint, storage key, lease or input', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 10_000_000, mode: 'test' });
     const sprite = (directives: string) => ({ prompt: `a knight ${directives}`, frames: 3, frameWidth: 16, frameHeight: 16 });
     const queued = async (input: Record<string, unknown>) => {
       const res = await run(ctx, t, 'sprite.generate', input);
@@ -62,7 +62,7 @@ describeEachDatabase('job snapshot: fields and bounds', (get) => {
     const held = await queued(sprite(''));
     await check(held, 'pending');
     const [claimed] = await claimJobs(ctx.deps, 'snapshot-test', 1);
-    const gate = gateAdapter(ctx.deps, 'sprite.generate', { after: 'checkpoint', step: 1 });
+    const gate = gateAdapter(ctx.deps, 'sprite.generate', { after: 'checkpoint', step: 1 }, 'test');
     try {
       const attempt = executeJob(ctx.deps, claimed!, new AbortController().signal);
       await gate.reached;
@@ -86,12 +86,12 @@ describeEachDatabase('job snapshot: fields and bounds', (get) => {
     const cancelled = await queued(sprite(''));
     assert.equal((await call(ctx, 'POST', `/v1/jobs/${cancelled}/cancel`, { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200);
     await check(cancelled, 'cancelled');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('the inline projection: ordinary result fields within 48 KB stay inline; past it they are omitted, named in omittedFields, and served by the complete output; the whole projection stays within 60 KB', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 10_000_000, mode: 'test' });
     const result = async (bytes: number) => {
       const res = await run(ctx, t, 'music.generate', { prompt: `a tune [sim:outputBytes=${bytes}]`, durationSeconds: 5 });
       assert.equal(res.statusCode, 202, res.body);
@@ -115,6 +115,6 @@ describeEachDatabase('job snapshot: fields and bounds', (get) => {
     assert.deepEqual(large.omittedFields, ['text']);
     assert.equal(large.snapshot.output.text, undefined);
     assert.equal(Buffer.byteLength(large.complete.text), 50_000, 'the complete output holds the omitted field');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
-});
+}, testKeySuite());

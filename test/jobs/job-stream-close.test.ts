@@ -5,9 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestContext, disposeTestContext } from '../support/harness.js';
+import { createTestContext, disposeTestContext, testKeySuite } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { seedTenant } from '../support/seed.js';
+import { scopeOf, seedTenant } from '../support/seed.js';
 import { run } from '../support/jobs.js';
 import { Agent } from 'node:http';
 import { baseUrl } from '../support/base-url.js';
@@ -16,10 +16,10 @@ import { apiHeaders, frameReader, streamGet } from '../support/sse.js';
 for (const dbName of testDatabaseNames()) {
   describe(`job streams on shutdown [${dbName}]`, () => {
     test('app.close() ends every open stream (no further frame), closes its connection and releases its slot', { timeout: 30_000 }, async () => {
-      const ctx = await createTestContext(dbName);
+      const ctx = await createTestContext(dbName, testKeySuite());
       try {
         ctx.deps.streamSettings.keepAliveMs = 600_000;
-        const t = await seedTenant(ctx.deps, { credits: 100_000 });
+        const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
         const res = await run(ctx, t, 'sprite.generate', { prompt: 'a knight', frames: 2, frameWidth: 16, frameHeight: 16 });
         assert.equal(res.statusCode, 202, res.body);
         const jobId = res.json().data.jobId;
@@ -33,12 +33,14 @@ for (const dbName of testDatabaseNames()) {
           assert.equal((await reader.next())?.event, 'job');
           readers.push(reader);
         }
+        const open = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', scopeOf(t)).execute();
+        assert.equal(open.length, 2, 'each open stream holds a slot of the key\'s scope');
         const started = Date.now();
         await ctx.app.close();
         assert.ok(Date.now() - started < 5000, `app.close() took ${Date.now() - started} ms: it does not wait for the stream clients' connections`);
         for (const reader of readers) assert.deepEqual(await reader.rest(2000), [], 'the stream ended without another frame');
         keepAlive.destroy();
-        const slots = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', t.workspace.id).execute();
+        const slots = await ctx.deps.db.selectFrom('stream_slots').select('id').where('workspace_id', '=', scopeOf(t)).execute();
         assert.equal(slots.length, 0, 'slots released before the database closes');
       } finally {
         await disposeTestContext(ctx);

@@ -2,7 +2,8 @@
  * Property tests of job streams (GET /v1/jobs/{id}/stream, decisions.md section 1 rows "SSE
  * payload", "SSE resume", "Job version"; docs/decisions.md "Job streams (SSE)"): random
  * Last-Event-ID and Accept headers, plans, tenants and job ids over a real socket, and sequences
- * of opened, dropped and finished streams against the plan's limit.
+ * of opened, dropped and finished streams against the plan's limit. The tenants use test keys
+ * (simulated work, the test balance), so their slots are in their workspaces' test twins.
  *
  * ADMIN_FUZZ_RUNS (default 100) scales every property's number of runs (as in
  * test/admin/admin-fuzz.test.ts, with which these tests once shared a file).
@@ -12,8 +13,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { PLAN_DEFAULTS } from '../../src/modules/usage/plans.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { baseUrl } from '../support/base-url.js';
 import { apiHeaders, type Frame, frameReader, httpGet, slotCount, streamGet } from '../support/sse.js';
@@ -51,7 +52,7 @@ async function queuedJob(ctx: TestContext, t: Tenant): Promise<{ jobId: string; 
 
 async function buildStreamWorld(ctx: TestContext): Promise<StreamWorld> {
   const tenant = async (plan: 'free' | 'starter' | 'pro') => {
-    const t = await seedTenant(ctx.deps, { plan, credits: 1_000_000_000 });
+    const t = await seedTenant(ctx.deps, { plan, credits: 1_000_000_000, mode: 'test' });
     // Points and queue limits out of the way: the properties are about streams.
     const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1e12, pointsPerMonth: 1e12, waitingJobs: 1e6, runningJobs: 1e6 } });
     assert.equal(res.statusCode, 200, res.body);
@@ -232,7 +233,7 @@ describeEachDatabase('job stream fuzz', (get) => {
     );
     t.diagnostic(`outcomes: ${JSON.stringify(stats)}`);
     assert.ok((stats.STREAM ?? 0) > 0 && (stats.INVALID_REQUEST ?? 0) > 0, JSON.stringify(stats));
-    await waitFor('no slot left', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, STATE_WAIT_MS);
+    await waitFor('no slot left', async () => (await slotCount(ctx, scopeOf(w.pro))) === 0, STATE_WAIT_MS);
   });
 
   test(`stream rule: live streams send every change once and in order and close after the terminal status; beyond the plan's ${STREAM_LIMIT} concurrent streams an open is 429 CONCURRENCY_LIMITED with Retry-After; no slot stays taken after a client disconnects (also while its stream is being set up), so new streams within the limit open (${runs(0.2, 4)} runs)`, async (t) => {
@@ -242,7 +243,7 @@ describeEachDatabase('job stream fuzz', (get) => {
     const stats: Record<string, number> = {};
     const count = (k: string) => (stats[k] = (stats[k] ?? 0) + 1);
     const sse = (extra: Record<string, string> = {}) => apiHeaders(w.pro, { accept: 'text/event-stream', ...extra });
-    const settled = (held: number, what: string) => waitFor(`${what}: the slots are those of the ${held} streams still held`, async () => (await slotCount(ctx, w.pro.workspace.id)) === held, STATE_WAIT_MS);
+    const settled = (held: number, what: string) => waitFor(`${what}: the slots are those of the ${held} streams still held`, async () => (await slotCount(ctx, scopeOf(w.pro))) === held, STATE_WAIT_MS);
 
     type Action =
       | { a: 'open'; job: number; leid: 'none' | 'current' | 'previous' }
@@ -373,7 +374,7 @@ describeEachDatabase('job stream fuzz', (get) => {
           await call(ctx, 'POST', `/v1/jobs/${fresh.jobId}/cancel`, { secret: w.pro.secret, workspaceId: w.pro.workspace.id });
           await settled(0, 'the end of the run');
         } catch (err) {
-          const slots = await ctx.deps.db.selectFrom('stream_slots').selectAll().where('workspace_id', '=', w.pro.workspace.id).execute();
+          const slots = await ctx.deps.db.selectFrom('stream_slots').selectAll().where('workspace_id', '=', scopeOf(w.pro)).execute();
           firstFailure ??= new Error(`${(err as Error).message}\nactions: ${JSON.stringify(actions)}\nslots then: ${JSON.stringify(slots)}`);
           for (const h of held) await h.reader.cancel().catch(() => {});
           throw err;
@@ -397,7 +398,7 @@ describeEachDatabase('job stream fuzz', (get) => {
         // A transaction held open makes the open wait on the database, as under load.
         let release!: () => void;
         const busy = ctx.deps.db.transaction().execute(async (trx) => {
-          await trx.selectFrom('workspaces').select('id').where('id', '=', w.pro.workspace.id).execute();
+          await trx.selectFrom('workspaces').select('id').where('id', '=', scopeOf(w.pro)).execute();
           await new Promise<void>((r) => (release = r));
         });
         await new Promise((r) => setTimeout(r, 10));
@@ -411,11 +412,11 @@ describeEachDatabase('job stream fuzz', (get) => {
         await busy;
         // Well before the 15 s keep-alive that would notice the dead connection.
         await new Promise((r) => setTimeout(r, 200));
-        await waitFor('no slot of the abandoned open', async () => (await slotCount(ctx, w.pro.workspace.id)) === 0, STATE_WAIT_MS);
+        await waitFor('no slot of the abandoned open', async () => (await slotCount(ctx, scopeOf(w.pro))) === 0, STATE_WAIT_MS);
         const res = await call(ctx, 'POST', `/v1/jobs/${job.jobId}/cancel`, { secret: w.pro.secret, workspaceId: w.pro.workspace.id });
         assert.equal(res.statusCode, 200, res.body);
       }),
       { numRuns: runs(0.08, 3) },
     );
   });
-});
+}, testKeySuite());

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { admin, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant } from '../support/seed.js';
+import { admin, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { findOperation } from '../../src/operations/registry.js';
@@ -99,40 +99,40 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
   test('group commit: concurrent admissions against credits for K admit exactly K; each refusal leaves no job, hold or idempotency record', async () => {
     const ctx = get();
     const K = 3;
-    const t = await seedTenant(ctx.deps, { credits: K * MUSIC_MAX });
+    const t = await seedTenant(ctx.deps, { credits: K * MUSIC_MAX, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, pointsPerMinute: 1_000_000 } });
     const results = await Promise.all(Array.from({ length: 12 }, () => run(ctx, t, 'music.generate', MUSIC())));
     assert.equal(results.filter((r) => r.statusCode === 202).length, K);
     assert.equal(results.filter((r) => r.statusCode === 402).length, 12 - K);
-    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
-    const records = await ctx.deps.db.selectFrom('idempotency_keys').select(['idem_key', 'state']).where('workspace_id', '=', t.workspace.id).execute();
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
+    const records = await ctx.deps.db.selectFrom('idempotency_keys').select(['idem_key', 'state']).where('workspace_id', '=', scopeOf(t)).execute();
     assert.equal(jobs.length, K);
     assert.equal(records.length, K);
     assert.ok(records.every((r) => r.state === 'done'));
-    assert.equal((await assertTotalsMatchRows(ctx, t.workspace.id)).held, K * MUSIC_MAX);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    assert.equal((await assertTotalsMatchRows(ctx, scopeOf(t))).held, K * MUSIC_MAX);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('workspace totals (waiting jobs, running jobs, open holds) equal the rows through admission, claim, cancel, failure, retry and settlement', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, pointsPerMinute: 1_000_000 } });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await run(ctx, t, 'music.generate', MUSIC(`[sim:delay=0] ${i}`))).json().data.jobId);
     const failing = (await run(ctx, t, 'music.generate', MUSIC('[sim:delay=0][sim:failAt=0]'))).json().data.jobId;
-    assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 5, processing: 0, held: 5 * MUSIC_MAX });
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(t)), { pending: 5, processing: 0, held: 5 * MUSIC_MAX });
 
     const cancel = await ctx.app.inject({ method: 'POST', url: `/v1/jobs/${ids[0]}/cancel`, headers: { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id } });
     assert.equal(cancel.statusCode, 200);
-    assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 4, processing: 0, held: 4 * MUSIC_MAX });
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(t)), { pending: 4, processing: 0, held: 4 * MUSIC_MAX });
 
     // A synchronous run is inserted as processing and settles at once.
     assert.equal((await run(ctx, t, 'chat.generate', CHAT)).statusCode, 200);
-    await assertTotalsMatchRows(ctx, t.workspace.id);
+    await assertTotalsMatchRows(ctx, scopeOf(t));
 
     await drain(ctx);
     assert.equal((await getJob(ctx, t, failing)).status, 'failed');
-    assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 0, processing: 0, held: 0 });
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(t)), { pending: 0, processing: 0, held: 0 });
 
     const retry = await ctx.app.inject({
       method: 'POST',
@@ -140,24 +140,24 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
       headers: { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id, 'idempotency-key': randomUUID() },
     });
     assert.equal(retry.statusCode, 202);
-    const afterRetry = await assertTotalsMatchRows(ctx, t.workspace.id);
+    const afterRetry = await assertTotalsMatchRows(ctx, scopeOf(t));
     assert.equal(afterRetry.pending, 1);
     assert.ok(afterRetry.held > 0);
     await drain(ctx);
-    assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 0, processing: 0, held: 0 });
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(t)), { pending: 0, processing: 0, held: 0 });
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('running-jobs limit: claims read the running total and never start more than the limit', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 2, pointsPerMinute: 1_000_000 } });
     for (let i = 0; i < 5; i++) await run(ctx, t, 'music.generate', MUSIC(`${i}`));
     const worker = new JobWorker(ctx.deps, { concurrency: 8 });
     const { claimJobs } = await import('../../src/worker/job-claim.js');
     const claimed = await claimJobs(ctx.deps, worker.owner, 8);
     assert.equal(claimed.length, 2);
-    assert.deepEqual(await assertTotalsMatchRows(ctx, t.workspace.id), { pending: 3, processing: 2, held: 5 * MUSIC_MAX });
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(t)), { pending: 3, processing: 2, held: 5 * MUSIC_MAX });
     assert.equal((await claimJobs(ctx.deps, worker.owner, 8)).length, 0);
   });
 
@@ -165,28 +165,28 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     const ctx = get();
     const { claimJobs } = await import('../../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
-    const busy = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const busy = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${busy.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 1, pointsPerMinute: 1_000_000 } });
     for (let i = 0; i < 12; i++) await run(ctx, busy, 'music.generate', MUSIC(`${i}`));
     assert.equal((await claimJobs(ctx.deps, owner, 1)).length, 1, 'the busy workspace now runs as many jobs as it may');
-    const other = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const other = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const otherJob = (await run(ctx, other, 'music.generate', MUSIC('other'))).json().data.jobId as string;
     // Eleven of the busy workspace's jobs wait ahead of it: more than a claim of two reads.
     const claimed = await claimJobs(ctx.deps, owner, 2);
     assert.deepEqual(claimed.map((j) => j.id), [otherJob]);
-    assert.deepEqual(await assertTotalsMatchRows(ctx, busy.workspace.id), { pending: 11, processing: 1, held: 12 * MUSIC_MAX });
+    assert.deepEqual(await assertTotalsMatchRows(ctx, scopeOf(busy)), { pending: 11, processing: 1, held: 12 * MUSIC_MAX });
     // With a free slot again, the busy workspace's oldest waiting job is claimed next.
     await admin(ctx, `/admin/v1/workspaces/${busy.workspace.id}/settings`, { limits: { waitingJobs: 1000, runningJobs: 2, pointsPerMinute: 1_000_000 } });
     const next = await claimJobs(ctx.deps, owner, 2);
     assert.equal(next.length, 1);
-    assert.equal(next[0]!.workspace_id, busy.workspace.id);
+    assert.equal(next[0]!.workspace_id, scopeOf(busy));
   });
 
   test('running-jobs limit: the largest overrides the admin API accepts still let jobs be admitted and claimed', async () => {
     const ctx = get();
     const { claimJobs } = await import('../../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const huge = Number.MAX_SAFE_INTEGER;
     const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { runningJobs: huge, waitingJobs: huge, pointsPerMinute: huge, pointsPerMonth: huge, streams: huge, activeKeys: huge } });
     assert.equal(res.statusCode, 200);
@@ -200,9 +200,10 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     const { claimJobs } = await import('../../src/worker/job-claim.js');
     const owner = new JobWorker(ctx.deps).owner;
     // Ids are time-ordered: `first` has the smaller id, but `second` admits the older job.
-    const first = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const second = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const first = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
+    const second = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     assert.ok(first.workspace.id < second.workspace.id);
+    assert.ok(scopeOf(first) < scopeOf(second), 'and so are the test twins the jobs are stored under');
     const older = (await run(ctx, second, 'music.generate', MUSIC('older'))).json().data.jobId as string;
     const newer = (await run(ctx, first, 'music.generate', MUSIC('newer'))).json().data.jobId as string;
     assert.deepEqual((await claimJobs(ctx.deps, owner, 1)).map((j) => j.id), [older]);
@@ -211,7 +212,7 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
 
   test('job snapshot reads follow every new version (rendered snapshots are cached by version)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'music.generate', MUSIC('[sim:delay=0]'))).json().data.jobId;
     const first = await getJob(ctx, t, jobId);
     assert.equal(first.status, 'pending');
@@ -224,4 +225,4 @@ describeEachDatabase('job paths: group commit and workspace totals', (get) => {
     const versions = await sql<{ n: number }>`select count(*) as n from job_versions where job_id = ${jobId}`.execute(ctx.deps.db);
     assert.equal(Number(versions.rows[0]!.n), done.version);
   });
-});
+}, testKeySuite());

@@ -1,9 +1,13 @@
-/** Job lifecycle: states table, failure accounting, cancel, retry with checkpoints, fencing, complete output. */
+/**
+ * Job lifecycle: states table, failure accounting, cancel, retry with checkpoints, fencing, complete
+ * output; with test keys (simulated work, the test balance). A job funded by a personal provider
+ * key is a live key's matter (test keys never use one): that block stays live.
+ */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { admin, call, describeEachDatabase } from '../support/harness.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite } from '../support/harness.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, drain, failedJob, getJob, readCompleteOutput, run } from '../support/jobs.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
@@ -25,7 +29,7 @@ describeEachDatabase('job lifecycle', (get) => {
   before(() => checkRefusals(get().app));
   test('processing → failed: [sim:fail=CODE] sets errorCode, emits job.failed and still accounts consumed work', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'));
     const jobId = res.json().data.jobId;
     await drain(ctx);
@@ -34,14 +38,14 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.equal(job.errorCode, 'MODEL_REFUSED');
     assert.equal(job.costMillicents, spriteMax());
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-    const ev = await ctx.deps.db.selectFrom('events').select('type').where('workspace_id', '=', t.workspace.id).execute();
+    const ev = await ctx.deps.db.selectFrom('events').select('type').where('workspace_id', '=', scopeOf(t)).execute();
     assert.ok(ev.some((e) => e.type === 'job.failed'));
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('retry resumes after the last checkpoint and is not charged again for completed steps', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const full = spriteMax(4); // 4 frames, 1500 each
     const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=2]'));
     const jobId = res.json().data.jobId;
@@ -66,12 +70,12 @@ describeEachDatabase('job lifecycle', (get) => {
     const output = JSON.parse((await readCompleteOutput(ctx, t, jobId)).bytes.toString('utf8'));
     assert.equal(output.frames.length, 4, 'frames of both attempts are in the result');
     assert.ok(output.atlas.url && output.strips.length === 1 && output.exports.godot);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('retry rules: only failed jobs (409 JOB_NOT_RETRYABLE), Idempotency-Key required (over 128 characters 400 INVALID_REQUEST), replay with the same key', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const ok = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
     await drain(ctx);
     assert.equal((await retry(ctx, t, ok)).json().code, 'JOB_NOT_RETRYABLE');
@@ -88,12 +92,12 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.equal(replay.statusCode, 202);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.deepEqual(replay.json().data, first.json().data);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('retry refusals change nothing: a failed synchronous job (409 JOB_NOT_RETRYABLE), a key without the operation (403 FORBIDDEN_OPERATION), the run’s own key reused (409 IDEMPOTENCY_CONFLICT), a full queue (429 QUEUE_FULL)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 100_000 } });
     const sync = await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: 'hi [sim:fail=MODEL_REFUSED]' }], maxTokens: 50 });
     assert.equal(sync.json().data.status, 'failed', sync.body);
@@ -103,7 +107,7 @@ describeEachDatabase('job lifecycle', (get) => {
     await drain(ctx);
     const before = await getJob(ctx, t, failed);
     assert.equal(before.status, 'failed');
-    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'], mode: 'test' });
     const forbidden = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } });
     assert.deepEqual([forbidden.statusCode, forbidden.json().code], [403, 'FORBIDDEN_OPERATION']);
     const reused = await retry(ctx, t, failed, runKey);
@@ -117,25 +121,12 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.deepEqual([after.status, after.costMillicents, after.maximumCostMillicents], [before.status, before.costMillicents, before.maximumCostMillicents]);
     assert.equal((await balance(ctx, t)).reservedMillicents, 3 * findOperation('music.generate')!.price({ prompt: 'x', durationSeconds: 10 }).maximumMillicents, 'only the three waiting jobs hold credits');
     await drain(ctx);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
-  });
-
-  test('a job funded by a personal provider key costs no credits and cannot be retried (409 PERSONAL_PROVIDER_KEY)', async () => {
-    const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1000 });
-    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/provider-keys`, { provider: 'simulated', apiKey: 'sk-own-key' });
-    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'));
-    assert.equal(res.statusCode, 202, res.body);
-    await drain(ctx);
-    assert.equal((await balance(ctx, t)).totalMillicents, 1000);
-    const again = await retry(ctx, t, res.json().data.jobId);
-    assert.equal(again.statusCode, 409);
-    assert.equal(again.json().code, 'PERSONAL_PROVIDER_KEY');
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('cancel: a pending job becomes cancelled, releases its hold and emits job.cancelled; again returns it; finished is 409', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
     const cancel = () => call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
     const res = await cancel();
@@ -151,17 +142,17 @@ describeEachDatabase('job lifecycle', (get) => {
     const late = await call(ctx, 'POST', `/v1/jobs/${done}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
     assert.equal(late.statusCode, 409);
     assert.equal(late.json().code, 'JOB_NOT_CANCELLABLE');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('cancel of a processing job fences out its worker: checkpointed steps are charged, the rest released, one terminal state', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'sprite.generate', SPRITE('[sim:delay=0]'))).json().data.jobId;
     const [claimed] = await claimJobs(ctx.deps, 'test-worker', 1);
     assert.ok(claimed);
     // The work is held right after its first frame's checkpoint: the cancel comes between two checkpoints.
-    const gate = gateAdapter(ctx.deps, 'sprite.generate', { after: 'checkpoint', step: 1 });
+    const gate = gateAdapter(ctx.deps, 'sprite.generate', { after: 'checkpoint', step: 1 }, 'test');
     try {
       const attempt = executeJob(ctx.deps, claimed, new AbortController().signal);
       assert.equal(await gate.reached, jobId);
@@ -179,12 +170,12 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.equal(job.status, 'cancelled');
     assert.equal(job.costMillicents, Math.floor(spriteMax() / 4), `charged the one checkpointed frame of four: ${job.costMillicents}`);
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('lease fencing: a worker paused past its lease can no longer checkpoint or settle; the recovered job finishes once', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'sprite.generate', SPRITE(''))).json().data.jobId;
     const [stale] = await claimJobs(ctx.deps, 'paused-worker', 1);
     ctx.clock.advance(ctx.config.jobLeaseMs + 1);
@@ -196,12 +187,12 @@ describeEachDatabase('job lifecycle', (get) => {
     const job = await getJob(ctx, t, jobId);
     assert.equal(job.status, 'completed');
     assert.equal(job.costMillicents, spriteMax());
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('GET /v1/jobs lists metadata newest first with cursor paging; GET /v1/queue shows positions', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await run(ctx, t, 'music.generate', { prompt: `tune ${i}` })).json().data.jobId);
     const page1 = (await call(ctx, 'GET', '/v1/jobs', { secret: t.secret, workspaceId: t.workspace.id, query: { limit: '3' } })).json().data;
@@ -223,7 +214,7 @@ describeEachDatabase('job lifecycle', (get) => {
 
   test('GET /v1/queue: running jobs first (position 0), then waiting jobs numbered in the order claims take them; a retried job waits behind jobs queued before its retry', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const failed = await failedJob(ctx, t, 'sprite.generate', SPRITE('[sim:fail=MODEL_REFUSED]'));
     ctx.clock.advance(1000);
     const b = (await run(ctx, t, 'music.generate', { prompt: 'b' })).json().data.jobId;
@@ -249,22 +240,22 @@ describeEachDatabase('job lifecycle', (get) => {
     assert.deepEqual(claimed.map((j) => j.id), [b, c, failed]);
     for (const job of claimed) await executeJob(ctx.deps, job, new AbortController().signal);
     assert.deepEqual((await queue()).items, []);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('running-jobs limit: a free workspace runs one job at a time', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000, mode: 'test' });
     await run(ctx, t, 'music.generate', { prompt: 'a' });
     await run(ctx, t, 'music.generate', { prompt: 'b' });
     const claimed = await claimJobs(ctx.deps, 'w', 10);
-    assert.equal(claimed.filter((j) => j.workspace_id === t.workspace.id).length, 1);
+    assert.equal(claimed.filter((j) => j.workspace_id === scopeOf(t)).length, 1);
   });
 
   test('another workspace’s job is 404 on every job endpoint', async () => {
     const ctx = get();
-    const a = await seedTenant(ctx.deps, { credits: 100_000 });
-    const b = await seedTenant(ctx.deps, { credits: 100_000 });
+    const a = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
+    const b = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const jobId = (await run(ctx, a, 'music.generate', { prompt: 'x' })).json().data.jobId;
     for (const [method, url] of [['GET', `/v1/jobs/${jobId}`], ['GET', `/v1/jobs/${jobId}/output`], ['POST', `/v1/jobs/${jobId}/cancel`]] as const) {
       const res = await call(ctx, method, url, { secret: b.secret, workspaceId: b.workspace.id });
@@ -272,14 +263,14 @@ describeEachDatabase('job lifecycle', (get) => {
       assert.equal(res.json().code, 'NOT_FOUND');
     }
   });
-});
+}, testKeySuite());
 
 describeEachDatabase('complete output (Rule 6)', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
   test('snapshot projection names omitted fields; complete output pages join to the verified document', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'music.generate', { prompt: 'long [sim:outputBytes=200000]' })).json().data.jobId;
     await drain(ctx);
     const job = await getJob(ctx, t, jobId);
@@ -298,7 +289,7 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
 
   test('output cursors: tampered → 400 INVALID_CURSOR, older than the TTL → 410 CURSOR_EXPIRED, changed result → 409 OUTPUT_CHANGED', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const jobId = (await run(ctx, t, 'sprite.generate', { prompt: 'x [sim:outputBytes=30000] [sim:failAt=1]', frames: 2, frameWidth: 16, frameHeight: 16 })).json().data.jobId;
     await drain(ctx);
     const read = (cursor?: string) => call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
@@ -332,7 +323,28 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
     assert.equal(changed.statusCode, 409);
     assert.equal(changed.json().code, 'OUTPUT_CHANGED');
   });
-});
+}, testKeySuite());
+
+// A personal provider key funds only a live key's work (a test key never uses one: decisions.md
+// "Test mode"), so this stays live, on the simulated provider by the test-rig exception
+// (SIMULATE_LIVE=true, named here); the same rule over a real provider's fake with
+// SIMULATE_LIVE off is in providers/providers-openai.test.ts.
+describeEachDatabase('job lifecycle: a live key funded by a personal provider key', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
+  test('a job funded by a personal provider key costs no credits and cannot be retried (409 PERSONAL_PROVIDER_KEY)', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { credits: 1000 });
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/provider-keys`, { provider: 'simulated', apiKey: 'sk-own-key' });
+    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'));
+    assert.equal(res.statusCode, 202, res.body);
+    await drain(ctx);
+    assert.equal((await balance(ctx, t)).totalMillicents, 1000);
+    const again = await retry(ctx, t, res.json().data.jobId);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'PERSONAL_PROVIDER_KEY');
+  });
+}, { env: { SIMULATE_LIVE: 'true' } });
 
 // decisions.md "Simulated provider": `[sim:delay=MS]` — the work takes MS milliseconds (default
 // 50). The suite runs with SIMULATED_DELAY_MS=0 (test/support/harness.ts); this block runs with
@@ -344,7 +356,7 @@ describeEachDatabase(
     test('decisions.md simulated provider: a job whose text names no delay works at least the default 50 ms; [sim:delay=MS] at least MS', async () => {
       const ctx = get();
       assert.equal(ctx.config.simulatedDelayMs, 50);
-      const t = await seedTenant(ctx.deps, { credits: 100_000 });
+      const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
       for (const [prompt, atLeastMs] of [
         ['a quiet tune', 50],
         ['a quiet tune [sim:delay=120]', 120],
@@ -356,9 +368,9 @@ describeEachDatabase(
         assert.equal((await getJob(ctx, t, jobId)).status, 'completed');
         assert.ok(tookMs >= atLeastMs - 1, `${prompt}: worked ${tookMs.toFixed(1)} ms, at least ${atLeastMs}`);
       }
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     });
   },
-  { env: { SIMULATED_DELAY_MS: '50' } },
+  testKeySuite({ env: { SIMULATED_DELAY_MS: '50' } }),
   ['sqlite'],
 );

@@ -13,8 +13,8 @@ import Fastify from 'fastify';
 import { envelopeSchema } from '../../src/http/envelope.js';
 import { OutputSchema } from '../../src/modules/jobs/routes.js';
 import { presentResult } from '../../src/modules/jobs/snapshot.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
@@ -70,7 +70,7 @@ describeEachDatabase('complete output pages', (get) => {
     call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: t.secret, workspaceId: t.workspace.id, ...(cursor ? { query: { cursor } } : {}) });
 
   async function tenant(ctx: TestContext): Promise<Tenant> {
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000, pointsPerMonth: 10_000_000 } });
     return t;
   }
@@ -152,7 +152,7 @@ describeEachDatabase('complete output pages', (get) => {
     const t = await tenant(ctx);
     const jobId = await jobWithResult(ctx, t, { text: 'a'.repeat(40_000) });
     const first = (await page(ctx, t, jobId)).json().data;
-    const other = await seedTenant(ctx.deps, { credits: 1_000 });
+    const other = await seedTenant(ctx.deps, { credits: 1_000, mode: 'test' });
     const foreign = await call(ctx, 'GET', `/v1/jobs/${jobId}/output`, { secret: other.secret, workspaceId: other.workspace.id, query: { cursor: first.nextCursor } });
     assert.equal(foreign.statusCode, 404);
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 6, pointsPerMonth: 10_000_000 } });
@@ -178,9 +178,9 @@ describeEachDatabase('complete output pages', (get) => {
       for (let i = 0; i < 3; i++) {
         ctx.clock.advance(1_000);
         const signingTime = ctx.clock.now();
-        const expected = Buffer.from(JSON.stringify(await presentResult(ctx.deps, t.workspace.id, typeof result === 'string' ? JSON.parse(result) : result, signingTime)), 'utf8');
+        const expected = Buffer.from(JSON.stringify(await presentResult(ctx.deps, scopeOf(t), typeof result === 'string' ? JSON.parse(result) : result, signingTime)), 'utf8');
         assert.ok((await readAll(ctx, t, jobId)).equals(expected), `read ${i}`);
       }
     }
   });
-});
+}, testKeySuite());

@@ -2,7 +2,8 @@
  * Queued runs as MCP tasks (revision 2025-11-25, the SDK's experimental tasks) and progress
  * notifications, with the official SDK client: a task per queued run, tasks/get and tasks/result
  * answered from the database (also by another app instance), status notifications, tasks/cancel
- * cancelling the job, and other workspaces' jobs invisible.
+ * cancelling the job, and other workspaces' jobs invisible. The runs are a test key's (simulated
+ * work, the test balance).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,14 +15,15 @@ import { buildApp } from '../../src/app.js';
 import { TASKS_PAGE_SIZE } from '../../src/mcp/tasks.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
-import { admin, describeEachDatabase } from '../support/harness.js';
+import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
+import { admin, describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { gateAdapter } from '../support/gates.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { baseUrl } from '../support/base-url.js';
 import { connectClient } from '../support/mcp-client.js';
 import { waitUntil } from '../support/wait.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 
 const MUSIC = { prompt: 'a calm tune', durationSeconds: 5 };
 
@@ -42,7 +44,7 @@ async function taskError(work: Promise<unknown>): Promise<McpError> {
 describeEachDatabase('MCP tasks and progress', (get) => {
   test('a queued run is a task: working, then tasks/result waits for the job, notifies its status changes and answers the snapshot with resource links', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const listed = (await client.listTools()).tools;
@@ -97,7 +99,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.equal(sync.status, 'completed');
       const syncResult = await client.experimental.tasks.getTaskResult(sync.taskId, CallToolResultSchema);
       assert.equal((syncResult.structuredContent as any).data.operationId, 'chat.generate');
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       await client.close();
     }
@@ -105,7 +107,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
 
   test('tasks are answered from the database by any app instance; tasks/cancel cancels the job; another workspace’s job is not found; a refused run is a JSON-RPC error, not a task', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     // A second instance of the service on the same database (as a second process would be).
     const second = await buildApp(ctx.deps);
@@ -124,7 +126,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.equal(again.code, -32602);
       assert.match(again.message, /already ended/);
 
-      const stranger = await seedTenant(ctx.deps, { credits: 100_000 });
+      const stranger = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
       const strangerClient = await connectClient(ctx, stranger.secret);
       try {
         // One request at a time: a request made before the previous one is awaited could reject unobserved.
@@ -139,7 +141,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       }
       for (const id of ['00000000-0000-4000-8000-000000000000', 'junk']) assert.match((await taskError(client.experimental.tasks.getTask(id))).message, /Task not found/);
 
-      const poor = await seedTenant(ctx.deps);
+      const poor = await seedTenant(ctx.deps, { mode: 'test' });
       const poorClient = await connectClient(ctx, poor.secret);
       try {
         const refused = await taskError(createTask(poorClient, 'service_run_music_generate', { workspaceId: poor.workspace.id, ...MUSIC }));
@@ -153,7 +155,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       } finally {
         await poorClient.close();
       }
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       await client.close();
       await other.close();
@@ -163,7 +165,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
 
   test('a long synchronous call with a progressToken streams progress over SSE; without one the answer is plain JSON', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const progress: { progress: number; message?: string }[] = [];
@@ -176,7 +178,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
       for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress increases: ${JSON.stringify(progress)}`);
       assert.match(progress.at(-1)!.message!, /service_run_chat_generate: 0% after \d+ s/, 'a job that reports no percentage: beats at 0% (plus 0.001 each)');
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       await client.close();
     }
@@ -199,10 +201,10 @@ describeEachDatabase('MCP tasks and progress', (get) => {
 
   test('progress of a synchronous run is the job’s own percentage (total 100) where the job reports one, held on a gate until the client saw it', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     // Four steps; the run is held right after the checkpoint of step 2, when step 1 reported 25 %.
-    const gate = gateAdapter(ctx.deps, 'chat.generate', { after: 'checkpoint', step: 2 });
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { after: 'checkpoint', step: 2 }, 'test');
     try {
       const progress: { progress: number; total?: number; message?: string }[] = [];
       const call = client.callTool(
@@ -221,7 +223,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.match(at25.message!, /service_run_chat_generate: 25% after \d+ s/);
       for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress increases: ${JSON.stringify(progress)}`);
       assert.ok(progress.every((p) => p.progress <= 100 && p.total === 100));
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       gate.restore();
       await client.close();
@@ -230,15 +232,16 @@ describeEachDatabase('MCP tasks and progress', (get) => {
 
   test('tasks/list (revision 2025-11-25) lists the jobs of the key’s own workspaces as tasks, newest first, paged with nextCursor across its workspaces; another tenant’s key sees none of them and cannot use their cursor', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 10_000_000, mode: 'test' });
     // A second workspace of the same user, and a key for both.
     const second = await accounts.createWorkspace(ctx.deps, { name: 'Second workspace', plan: 'pro', ownerUserId: t.user.id });
-    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000 });
+    await ensureTestTwin(ctx.deps.db, second, 0, ctx.clock.now());
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000, mode: 'test' });
     for (const id of [t.workspace.id, second.id]) {
       const res = await admin(ctx, `/admin/v1/workspaces/${id}/settings`, { limits: { pointsPerMinute: 1_000_000, pointsPerMonth: 100_000_000 } });
       assert.equal(res.statusCode, 200, res.body);
     }
-    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { transports: ['rest', 'mcp'] });
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { transports: ['rest', 'mcp'], mode: 'test' });
     const first: string[] = [];
     for (let i = 0; i < TASKS_PAGE_SIZE; i++) {
       const res = await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: `hello ${i}` }] });
@@ -254,7 +257,7 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.equal(res.statusCode, 200, res.body);
       inSecond.push(res.json().data.jobId);
     }
-    const stranger = await seedTenant(ctx.deps, { credits: 100_000 });
+    const stranger = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const strangerRun = await run(ctx, stranger, 'music.generate', MUSIC);
     assert.equal(strangerRun.statusCode, 202, strangerRun.body);
 
@@ -315,4 +318,4 @@ describeEachDatabase('MCP tasks and progress', (get) => {
       assert.equal(body.error?.code, -32602, `${method}: ${text}`);
     }
   });
-});
+}, testKeySuite());

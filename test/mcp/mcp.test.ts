@@ -1,11 +1,15 @@
-/** The MCP transport (decisions.md; spec Rule 8) over a real socket, with the SDK's own client. */
+/**
+ * The MCP transport (decisions.md; spec Rule 8) over a real socket, with the SDK's own client.
+ * Tenants whose calls reach an operation use test keys (simulated work, the test balance); the
+ * others are live keys.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { listRoutes } from '../../src/http/route-catalogue.js';
 import { MCP_UPLOAD_MAX_BASE64, routesWithoutTool } from '../../src/mcp/tools.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain } from '../support/jobs.js';
 import { baseUrl } from '../support/base-url.js';
@@ -132,7 +136,7 @@ describeEachDatabase('MCP transport', (get) => {
 
   test('service_runs_create runs like POST /v1/runs: same body and points, executionOrigin mcp on the job and the ledger, Idempotency-Key replays', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const before = await minuteUsed(ctx, t);
@@ -151,7 +155,7 @@ describeEachDatabase('MCP transport', (get) => {
       assert.deepEqual(replay.body.data, ran.body.data);
       const conflict = await callTool(client, 'service_runs_create', { workspaceId: t.workspace.id, operationId: 'chat.generate', input: { ...CHAT, maxTokens: 51 }, idempotencyKey: key });
       assert.deepEqual([conflict.isError, conflict.status, conflict.body.code], [true, 409, 'IDEMPOTENCY_CONFLICT']);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       await client.close();
     }
@@ -159,9 +163,9 @@ describeEachDatabase('MCP transport', (get) => {
 
   test('refusals are the REST errors as tool errors: scope, workspace, invalid input, points (with Retry-After), and arguments outside the tool schema', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const other = await seedTenant(ctx.deps);
-    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['workspaces:read'], transports: ['mcp'] });
+    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['workspaces:read'], transports: ['mcp'], mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     const narrow = await connectClient(ctx, readOnly.secret);
     try {
@@ -195,12 +199,12 @@ describeEachDatabase('MCP transport', (get) => {
 
   test('a message holding a "__proto__" key or "constructor.prototype" (refused whole on REST, 400 INVALID_REQUEST): its tool calls get that refusal as a tool error and run nothing; other requests are answered', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const post = (payload: string, url = '/mcp') =>
       ctx.app.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${t.secret}`, 'x-service-workspace': t.workspace.id, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
     const rest = await post(`{"operationId":"chat.generate","input":{"messages":[{"role":"user","content":"hi"}]},"__proto__":{"x":1}}`, '/v1/estimates');
     assert.deepEqual([rest.statusCode, rest.json().code], [400, 'INVALID_REQUEST'], 'REST refuses the body whole');
-    const jobsBefore = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const jobsBefore = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
     const bodies = [
       `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"service_balance_get","arguments":{"workspaceId":"${t.workspace.id}","__proto__":{"limit":1}}}}`,
       `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"service_run_chat_generate","arguments":{"workspaceId":"${t.workspace.id}","messages":[{"role":"user","content":"hi","constructor":{"prototype":{"x":1}}}]}}}`,
@@ -216,7 +220,7 @@ describeEachDatabase('MCP transport', (get) => {
       assert.equal(refusal.code, 'INVALID_REQUEST');
       assert.deepEqual([refusal.message, refusal.details], [rest.json().message, rest.json().details], "the tool error is REST's refusal, naming the keys");
     }
-    const jobsAfter = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const jobsAfter = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
     assert.equal(jobsAfter.length, jobsBefore.length, 'nothing ran');
     const listed = await post(`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"__proto__":{"x":1}}}`);
     assert.equal(listed.statusCode, 200);
@@ -227,7 +231,7 @@ describeEachDatabase('MCP transport', (get) => {
 
   test(`service_media_upload takes the file as base64 (at most ${MCP_UPLOAD_MAX_BASE64} characters) with the REST upload's checks; service_jobs_output pages a result as REST does`, async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const uploaded = await callTool(client, 'service_media_upload', { workspaceId: t.workspace.id, name: 'pixel.png', mimeType: 'image/png', dataBase64: PIXEL_PNG });
@@ -265,9 +269,9 @@ describeEachDatabase('MCP transport', (get) => {
       assert.ok(parts.length > 3);
       assert.equal(createHash('sha256').update(doc).digest('hex'), digest);
       assert.equal(JSON.parse(doc.toString('utf8')).frames.length, 2);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       await client.close();
     }
   });
-});
+}, testKeySuite());

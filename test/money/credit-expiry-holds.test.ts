@@ -4,7 +4,9 @@
  * so settlement charges the full actual cost (no money lost), a job admitted after the expiry
  * cannot spend those kept credits (no expired credits spent), and what the job leaves expires when
  * it settles. The balance stays exact throughout: total = unexpired credits + kept parts,
- * reserved = open holds, spendable ≥ 0; every money test ends with the ledger invariants.
+ * reserved = open holds, spendable ≥ 0; every money test ends with the ledger invariants. The
+ * tenants use test keys: their credits are grants to the test balance and their jobs run on the
+ * simulated provider.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,10 +16,10 @@ import { grantCredits, sweepExpirations } from '../../src/modules/billing/servic
 import { findOperation } from '../../src/operations/registry.js';
 import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { balance, drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
 const HOUR = 3_600_000;
@@ -36,7 +38,7 @@ async function ledger(ctx: TestContext, t: Tenant): Promise<[string, number][]> 
   const rows = await ctx.deps.db
     .selectFrom('credit_transactions')
     .select(['type', 'amount_mc'])
-    .where('workspace_id', '=', t.workspace.id)
+    .where('workspace_id', '=', scopeOf(t))
     .orderBy('id')
     .execute();
   return rows.map((r) => [r.type, Number(r.amount_mc)]);
@@ -73,8 +75,8 @@ describeEachDatabase('credit expiry under open holds', (get) => {
   before(() => checkRefusals(get().app));
   test('an allocation expiring under a running job is charged in full at settlement; the unused rest then expires', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
     const jobId = await admitMusic(ctx, t, '[sim:cost=3000]');
 
     ctx.clock.advance(HOUR + 1);
@@ -82,7 +84,7 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     assert.deepEqual(await ledger(ctx, t), [['purchase', MUSIC_MAX]], 'nothing expires while the open hold needs all of it');
     let b = await balance(ctx, t);
     assert.deepEqual([b.totalMillicents, b.reservedMillicents, b.spendableMillicents], [MUSIC_MAX, MUSIC_MAX, 0], 'the kept credits still back the hold');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
     assert.equal(await sweepExpirations(ctx.deps), 0, 'the kept allocation does not keep the sweep busy');
 
     assert.equal(await drain(ctx), 1);
@@ -93,14 +95,14 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     assert.equal(await remaining(ctx, expiring.id), 0);
     b = await balance(ctx, t);
     assert.deepEqual([b.totalMillicents, b.reservedMillicents, b.spendableMillicents], [0, 0, 0]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('expiry takes at once what the open holds do not need, and the balance counts the kept part', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX + 3000, expiresAt: ctx.clock.now() + HOUR });
-    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX + 3000, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
+    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1000, mode: 'test' });
     const jobId = await admitMusic(ctx, t, '');
 
     ctx.clock.advance(2 * HOUR);
@@ -114,21 +116,21 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     );
     assert.deepEqual((await ledger(ctx, t)).filter(([type]) => type === 'expiration'), [['expiration', -3000]]);
     assert.equal(await remaining(ctx, expiring.id), MUSIC_MAX);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
 
     assert.equal(await drain(ctx), 1);
     assert.equal((await getJob(ctx, t, jobId)).costMillicents, MUSIC_MAX);
     assert.equal(await remaining(ctx, expiring.id), 0, 'the job spent the expiring credits first');
     const after = await balance(ctx, t);
     assert.deepEqual([after.totalMillicents, after.reservedMillicents, after.spendableMillicents], [1000, 0, 1000]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('a job admitted after an allocation expired cannot spend the credits kept for older holds', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR });
-    const later = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: CHAT_MAX });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
+    const later = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: CHAT_MAX, mode: 'test' });
     const jobId = await admitMusic(ctx, t, '[sim:cost=1000]');
 
     ctx.clock.advance(HOUR);
@@ -150,13 +152,13 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     ]);
     const b = await balance(ctx, t);
     assert.deepEqual([b.totalMillicents, b.reservedMillicents, b.spendableMillicents], [0, 0, 0]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('cancelling a pending job whose credits expired meanwhile expires them all at once', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX + 500, expiresAt: ctx.clock.now() + HOUR });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX + 500, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
     const jobId = await admitMusic(ctx, t, '');
     ctx.clock.advance(HOUR + 5);
     await runMaintenanceOnce(ctx.deps);
@@ -167,13 +169,13 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     assert.equal(cancelled.json().data.status, 'cancelled');
     assert.equal(await remaining(ctx, expiring.id), 0);
     assert.deepEqual(await ledger(ctx, t), [['purchase', MUSIC_MAX + 500], ['expiration', -500], ['expiration', -MUSIC_MAX]]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('a failed job pays for its checkpointed steps from the expired allocation; a retry cannot use it', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
     const jobId = await admitMusic(ctx, t, '[sim:steps=4][sim:failAt=2]');
     ctx.clock.advance(HOUR);
     assert.equal(await drain(ctx), 1);
@@ -186,16 +188,16 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     const retry = await call(ctx, 'POST', `/v1/jobs/${jobId}/retry`, { secret: t.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': 'retry-after-expiry' } });
     assert.equal(retry.statusCode, 402, retry.body);
     assert.equal(retry.json().code, 'INSUFFICIENT_CREDITS');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('settlements, sweeps and reads racing across an expiry still charge every job in full and expire only the rest', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { runningJobs: 20, waitingJobs: 100, pointsPerMinute: 1_000_000 } });
     const costs = [1_000, 2_500, 5_000, 700, 4_200, 3_300];
-    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: costs.length * MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR });
-    const spare = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000 });
+    const expiring = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: costs.length * MUSIC_MAX, expiresAt: ctx.clock.now() + HOUR, mode: 'test' });
+    const spare = await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000, mode: 'test' });
     const jobIds = [];
     for (const cost of costs) jobIds.push(await admitMusic(ctx, t, `[sim:cost=${cost}]`));
 
@@ -218,7 +220,7 @@ describeEachDatabase('credit expiry under open holds', (get) => {
     assert.equal(await remaining(ctx, spare.id), 1_000, 'credits that had not expired were not needed');
     const b = await balance(ctx, t);
     assert.deepEqual([b.totalMillicents, b.reservedMillicents, b.spendableMillicents], [1_000, 0, 1_000]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('the expiry sweep has a partial index on expires_at_ms over expiring allocations, and its predicate leaves remaining_mc out (settlements update allocations in place: migration 0008)', async () => {
@@ -234,4 +236,4 @@ describeEachDatabase('credit expiry under open holds', (get) => {
       assert.doesNotMatch(idx.rows[0]?.indexdef ?? '', /remaining_mc/);
     }
   });
-});
+}, testKeySuite());

@@ -2,7 +2,10 @@
  * Usage points and GET /v1/usage (spec Limits, Budgets and Authentication 6; decisions.md
  * rate-limit headers and 429 bodies): weights per endpoint, one counter per workspace shared by
  * its keys, the UTC minute and month windows, overrides, RateLimit-* headers and the budgets
- * report.
+ * report. Tenants that run operations use test keys (simulated work, the test balance, points
+ * counted in the test twin); the others are live keys, which run nothing here. The weight of every
+ * GET endpoint is measured with a live key on the test-rig exception (SIMULATE_LIVE): its
+ * setups (support/endpoints.ts, shared with the route tests) fund and seed the live workspace.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,10 +17,10 @@ import { createWorkspace } from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import * as billing from '../../src/modules/billing/store.js';
 import { resolveLimits } from '../../src/modules/usage/plans.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { endpointName, prepareEndpoint, PUBLIC_ENDPOINTS } from '../support/endpoints.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { DECIDED_WEIGHTS, SPEC_OPERATION_WEIGHTS, SPEC_WEIGHTS } from '../support/spec-weights.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 import { assertStatus } from '../support/assertions.js';
@@ -49,9 +52,9 @@ async function settings(ctx: TestContext, workspaceId: string, body: unknown) {
   return res.json().data;
 }
 
-/** Points used in the current windows, as the meter sees them (peeking charges nothing). */
+/** Points used in the current windows of the tenant's mode, as the meter sees them (peeking charges nothing). */
 async function used(ctx: TestContext, t: Tenant) {
-  const { minute, month } = await ctx.deps.usage.peek(t.workspace.id, resolveLimits(t.workspace));
+  const { minute, month } = await ctx.deps.usage.peek(scopeOf(t), resolveLimits(t.workspace));
   return { minute: minute.used, month: month.used };
 }
 
@@ -66,7 +69,10 @@ function specWeight(ep: (typeof PUBLIC_ENDPOINTS)[number]): number | undefined {
   return SPEC_WEIGHTS[route] ?? DECIDED_WEIGHTS[route];
 }
 
-describeEachDatabase('usage points', (get) => {
+// Live keys on the test-rig exception (SIMULATE_LIVE, the harness's default): the setups of the GET
+// endpoints (support/endpoints.ts) grant live credits, run operations and seed webhooks and events
+// in the live workspace.
+describeEachDatabase('usage points: every endpoint\'s weight', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
   test('usage points: each endpoint charges its spec weight, seen in minuteUsed and monthlyUsed', async () => {
@@ -93,7 +99,11 @@ describeEachDatabase('usage points', (get) => {
     assert.equal(data.points.minuteUsed, expected + 1, 'the usage read itself costs 1');
     assert.equal(data.points.monthlyUsed, expected + 1);
   });
+});
 
+describeEachDatabase('usage points', (get) => {
+  // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
+  before(() => checkRefusals(get().app));
   test('usage points are per workspace across keys: two keys of one workspace share the counter', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-11-18T12:10:05.000Z'));
@@ -271,7 +281,7 @@ describeEachDatabase('usage points', (get) => {
   test('RateLimit-Remaining after a run includes the points the run service charged (routes whose points depend on the operation)', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
-    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 100_000, mode: 'test' });
     const body = { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 50 } };
     const res = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body, headers: { 'idempotency-key': 'rl-1' } });
     assertStatus(res, 200);
@@ -285,7 +295,7 @@ describeEachDatabase('usage points', (get) => {
   test('runs and retries refused before admission cost 1 point each (invalid input, unknown or forbidden operation, missing or conflicting Idempotency-Key, job not retryable); 402 costs the operation', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
-    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 10 });
+    const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 10, mode: 'test' });
     const post = (url: string, body: unknown, key: string | null = randomUUID()) =>
       call(ctx, 'POST', url, { secret: t.secret, workspaceId: t.workspace.id, body, headers: key === null ? {} : { 'idempotency-key': key } });
     const CHAT = { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 50 };
@@ -305,7 +315,7 @@ describeEachDatabase('usage points', (get) => {
       assert.equal((await used(ctx, t)).minute, expected, `${code} costs 1 point`);
       assert.equal(rateHeaders(res).remaining, 3_600 - expected, `${code}: RateLimit-Remaining includes it`);
     }
-    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'], mode: 'test' });
     const forbidden = await call(ctx, 'POST', '/v1/runs', { secret: narrow.secret, workspaceId: t.workspace.id, body: { operationId: 'music.generate', input: { prompt: 'x', durationSeconds: 10 } }, headers: { 'idempotency-key': randomUUID() } });
     assert.equal(forbidden.json().code, 'FORBIDDEN_OPERATION');
     expected += 1;
@@ -314,7 +324,7 @@ describeEachDatabase('usage points', (get) => {
     assert.equal(poor.json().code, 'INSUFFICIENT_CREDITS');
     expected += 10;
     assert.equal((await used(ctx, t)).minute, expected, 'a 402 at admission costs the operation’s 10 points');
-    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000_000 });
+    await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_000_000, mode: 'test' });
     const done = await post('/v1/runs', { operationId: 'chat.generate', input: CHAT }, 'same-key');
     assert.equal(done.statusCode, 200, done.body);
     expected += 10;
@@ -330,7 +340,7 @@ describeEachDatabase('usage points', (get) => {
   test('runs and retries on a window with no point left are 429 before their input is checked', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-12-01T04:00:10.000Z'));
-    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 100_000, mode: 'test' });
     await settings(ctx, t.workspace.id, { limits: { pointsPerMinute: 3 } });
     for (let i = 0; i < 3; i++) assertStatus(await getAs(ctx, t.secret, t.workspace.id, '/v1/usage'), 200);
     const bad = { operationId: 'chat.generate', input: { messages: 'nope' } };
@@ -347,7 +357,7 @@ describeEachDatabase('usage points', (get) => {
     const next = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: bad, headers: { 'idempotency-key': randomUUID() } });
     assertStatus(next, 400, 'INVALID_INPUT');
   });
-});
+}, testKeySuite());
 
 /** A usage ledger row (the runs module's record of spending), with the allocation shrunk to match. */
 async function spend(deps: Deps, workspaceId: string, allocationId: string, amount: number, keyId: string | null, createdAt: number, type = 'usage') {
@@ -549,4 +559,4 @@ describeEachDatabase('usage report', (get) => {
     assert.equal(b.resetsAt, '2029-01-12T00:00:00.000Z');
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
-});
+}, testKeySuite());

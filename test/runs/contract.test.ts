@@ -3,14 +3,15 @@
  * public-api-v1.md and decisions.md, not from src/): the fourteen operation names by value, the
  * input schemas GET /v1/tools serves, what estimates and runs accept at each bound of decisions.md
  * section 2 and one step past it, the defaults a run is stored with, the plan defaults of the
- * spec's Limits table (served and enforced) and the 24-hour Idempotency-Key window.
+ * spec's Limits table (served and enforced) and the 24-hour Idempotency-Key window. The tenants
+ * use test keys (every operation on the simulated provider, paid from the test balance).
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
 import { assertError } from '../support/assertions.js';
@@ -41,7 +42,7 @@ interface Fixture {
 }
 
 async function setUp(ctx: TestContext): Promise<Fixture> {
-  const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000 });
+  const t = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000, mode: 'test' });
   const limits = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 } });
   assert.equal(limits.statusCode, 200, limits.body);
   const put = async (bytes: Buffer, type: string) => {
@@ -288,12 +289,12 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
         const what = `${op} ${c.what}`;
         const body = { operationId: op, input: c.input };
         const est = await call(ctx, 'POST', '/v1/estimates', { secret: f.t.secret, workspaceId: f.t.workspace.id, body });
-        const jobsBefore = await jobCount(ctx, f.t.workspace.id);
+        const jobsBefore = await jobCount(ctx, scopeOf(f.t));
         const res = await run(ctx, f.t, op, c.input);
         if (!c.accept) {
           assertInvalidInput(est, c.pointer!, `estimate ${what}`);
           assertInvalidInput(res, c.pointer!, `run ${what}`);
-          assert.equal(await jobCount(ctx, f.t.workspace.id), jobsBefore, `run ${what}: a refused run writes no job`);
+          assert.equal(await jobCount(ctx, scopeOf(f.t)), jobsBefore, `run ${what}: a refused run writes no job`);
           continue;
         }
         assert.equal(est.statusCode, 200, `estimate ${what}: ${est.body.slice(0, 400)}`);
@@ -310,7 +311,7 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
         }
       }
       assert.equal((await balance(ctx, f.t)).reservedMillicents, 0);
-      await assertLedgerInvariants(ctx.deps, f.t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(f.t));
     });
   }
 
@@ -332,24 +333,24 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
         if (res.statusCode === 202) assert.equal((await call(ctx, 'POST', `/v1/jobs/${jobId}/cancel`, { secret: f.t.secret, workspaceId: f.t.workspace.id })).statusCode, 200);
       }
     }
-    await assertLedgerInvariants(ctx.deps, f.t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(f.t));
   });
 
   test('security.scan of a hostname the workspace has not verified, or of an IP literal, is 400 DOMAIN_NOT_VERIFIED and writes nothing', async () => {
     const ctx = get();
     for (const url of ['https://unverified.example.com/', `https://www.${VERIFIED_HOST}/`, 'https://93.184.216.34/', 'https://[2606:2800:220:1::248]/']) {
-      const before = await jobCount(ctx, f.t.workspace.id);
+      const before = await jobCount(ctx, scopeOf(f.t));
       assertError(await run(ctx, f.t, 'security.scan', { url }), 400, 'DOMAIN_NOT_VERIFIED');
-      assert.equal(await jobCount(ctx, f.t.workspace.id), before, url);
+      assert.equal(await jobCount(ctx, scopeOf(f.t)), before, url);
     }
-    await assertLedgerInvariants(ctx.deps, f.t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(f.t));
   });
 
   // Plan defaults and the Idempotency-Key window (tenants of their own).
   const MUSIC = { prompt: 'tune [sim:delay=0]', durationSeconds: 5 };
 
   async function tenantOn(ctx: TestContext, plan: SpecPlan): Promise<Tenant> {
-    return seedTenant(ctx.deps, { plan, credits: 1_000_000_000 });
+    return seedTenant(ctx.deps, { plan, credits: 1_000_000_000, mode: 'test' });
   }
 
   test('every cell of the plan table is what GET /v1/usage and GET /v1/queue serve for a workspace of that plan', async () => {
@@ -380,12 +381,12 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
         ids.push(res.json().data.jobId);
       }
       const claimed = await claimJobs(ctx.deps, `contract-${plan}`, 100);
-      assert.equal(claimed.filter((j) => j.workspace_id === t.workspace.id).length, n, `${plan}: ${n} running`);
+      assert.equal(claimed.filter((j) => j.workspace_id === scopeOf(t)).length, n, `${plan}: ${n} running`);
       // Leave nothing running behind: cancel every job (a processing one is fenced out).
       for (const id of ids) assert.equal((await call(ctx, 'POST', `/v1/jobs/${id}/cancel`, { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200);
-      for (const j of claimed.filter((j) => j.workspace_id !== t.workspace.id)) assert.fail(`claimed a job of another workspace: ${j.id}`);
+      for (const j of claimed.filter((j) => j.workspace_id !== scopeOf(t))) assert.fail(`claimed a job of another workspace: ${j.id}`);
       assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     }
   });
 
@@ -420,7 +421,7 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
     assert.equal(fresh.headers['idempotent-replayed'], undefined, 'after 24 h: a new request');
     assert.notEqual(fresh.json().data.jobId, first.json().data.jobId, 'after 24 h: a new job');
     for (const id of [first.json().data.jobId, fresh.json().data.jobId]) await call(ctx, 'POST', `/v1/jobs/${id}/cancel`, { secret: t.secret, workspaceId: t.workspace.id });
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
   test('waiting jobs: a workspace holds exactly its plan\'s waiting jobs (starter 50, pro 100); the next run is 429 QUEUE_FULL and writes nothing', async () => {
     const ctx = get();
@@ -439,14 +440,14 @@ describeEachDatabase('the contract: operations, inputs, bounds, defaults, plan t
       const full = await run(ctx, t, 'music.generate', MUSIC);
       assertError(full, 429, 'QUEUE_FULL');
       assert.deepEqual(await balance(ctx, t), before, `${plan}: the refused run reserves nothing`);
-      assert.equal(await jobCount(ctx, t.workspace.id), n);
+      assert.equal(await jobCount(ctx, scopeOf(t)), n);
       // A cancelled job no longer waits: the workspace admits again.
       assert.equal((await call(ctx, 'POST', `/v1/jobs/${first}/cancel`, { secret: t.secret, workspaceId: t.workspace.id })).statusCode, 200);
       const again = await run(ctx, t, 'music.generate', MUSIC);
       assert.equal(again.statusCode, 202, again.body);
       assertError(await run(ctx, t, 'music.generate', MUSIC), 429, 'QUEUE_FULL');
       // (The test is the file's last: the jobs are left waiting, their holds open.)
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     }
   });
-});
+}, testKeySuite());

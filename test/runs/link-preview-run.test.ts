@@ -1,9 +1,13 @@
-/** link.preview through POST /v1/runs: a real page fetched through the egress guard, synchronously. */
+/**
+ * link.preview through POST /v1/runs: a real page fetched through the egress guard, synchronously.
+ * These are live keys on purpose (a test key's link.preview is simulated and reaches no page), with
+ * SIMULATE_LIVE off (testKeySuite): live keys run link.preview for real, as in production.
+ */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { call, describeEachDatabase } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { run } from '../support/jobs.js';
@@ -79,7 +83,7 @@ describeEachDatabase(
       await assertLedgerInvariants(ctx.deps, t.workspace.id);
     });
   },
-  { env: { EGRESS_ALLOW_CIDRS: '127.0.0.1/32' } },
+  testKeySuite({ env: { EGRESS_ALLOW_CIDRS: '127.0.0.1/32' } }),
 );
 
 describeEachDatabase('link.preview run (default egress policy)', (get) => {
@@ -106,4 +110,4 @@ describeEachDatabase('link.preview run (default egress policy)', (get) => {
       assert.equal(res.json().code, 'INVALID_INPUT');
     }
   });
-});
+}, testKeySuite());

@@ -1,10 +1,12 @@
 /**
  * Each operation's result shape lives in its contract (`resultSchema`), whatever provider runs it:
  * every one of the 14 operations, run end to end on the simulated provider, produces a complete
- * output that its schema accepts, and /openapi.json publishes each input and result schema.
- * Also the providers file's routing without a remote provider: `"simulated": "fallback"` offers
- * unmapped operations, an operation mapped to "simulated" with prices is charged at the file's
- * prices, and `"simulated": "off"` leaves unmapped operations out.
+ * output that its schema accepts (with a test key), and /openapi.json publishes each input and
+ * result schema. Also the providers file's routing without a remote provider for live keys: on a
+ * staging server (SIMULATE_LIVE=true, the only way such a file starts; test keys ignore the file)
+ * `"simulated": "fallback"` offers unmapped operations and an operation mapped to "simulated" with
+ * prices is charged at the file's prices; on a production server (SIMULATE_LIVE off) a file's
+ * unmapped operations are left out.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,10 +17,10 @@ import { compileStrict } from '../../src/http/validation.js';
 import { OPERATIONS } from '../../src/operations/registry.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { admin, call, createTestContext, describeEachDatabase, disposeTestContext, type TestContext } from '../support/harness.js';
+import { admin, call, createTestContext, describeEachDatabase, disposeTestContext, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, readCompleteOutput, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { glb, mp4, png, upload, wav } from '../support/media.js';
 
 function validator(schema: unknown) {
@@ -59,7 +61,7 @@ async function sampleInputs(ctx: TestContext, t: Tenant): Promise<Record<string,
 describeEachDatabase('operation results', (get) => {
   test('operation results: every operation’s complete output satisfies its contract’s resultSchema (simulated provider)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000_000, mode: 'test' });
     const inputs = await sampleInputs(ctx, t);
     for (const op of OPERATIONS) {
       if (op.id === 'link.preview') continue; // a real fetch: test/runs/link-preview-run.test.ts
@@ -78,7 +80,7 @@ describeEachDatabase('operation results', (get) => {
       assert.ok(validate(result), `${op.id} result ${JSON.stringify(result).slice(0, 400)}: ${JSON.stringify(validate.errors)}`);
       assert.equal((result as { provider?: string }).provider, 'simulated', op.id);
     }
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('operation results: a result missing its operation’s field, or carrying an unknown one, fails the schema', () => {
@@ -98,7 +100,7 @@ describeEachDatabase('operation results', (get) => {
       assert.deepEqual(fieldsOf(doc.components.schemas[`${op.id}.result`]), fieldsOf(op.resultSchema as never), op.id);
     }
   });
-});
+}, testKeySuite());
 
 function writeProvidersFile(dir: string, name: string, json: unknown): string {
   const path = join(dir, name);
@@ -117,9 +119,13 @@ for (const dbName of testDatabaseNames()) {
         simulated: 'fallback',
         operations: { 'music.generate': { provider: 'simulated', price: { perSecondMillicents: 7, perRunMillicents: 100 } } },
       });
-      fallback = await createTestContext(dbName, { env: { PROVIDERS_FILE: fallbackFile } });
-      const offFile = writeProvidersFile(dir, 'off.json', { operations: { 'music.generate': { provider: 'simulated' } } });
-      off = await createTestContext(dbName, { env: { PROVIDERS_FILE: offFile } });
+      // Live keys on a staging server: a file that maps the simulated provider starts only with
+      // SIMULATE_LIVE=true (config.ts), so these contexts name it rather than take the harness's default.
+      fallback = await createTestContext(dbName, { env: { PROVIDERS_FILE: fallbackFile, SIMULATE_LIVE: 'true' } });
+      // A production server's file ("simulated": "off", the default): one real route (the
+      // scanner needs no program), SIMULATE_LIVE off, so nothing unmapped is simulated for live keys.
+      const offFile = writeProvidersFile(dir, 'off.json', { providers: { here: { type: 'local' } }, operations: { 'security.scan': { provider: 'here', engine: 'scanner', price: { perRunMillicents: 100 } } } });
+      off = await createTestContext(dbName, testKeySuite({ env: { PROVIDERS_FILE: offFile } }));
     });
     after(async () => {
       await disposeTestContext(fallback);
@@ -161,7 +167,7 @@ for (const dbName of testDatabaseNames()) {
       const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
       const tools = assertOk(await call(ctx, 'GET', '/v1/tools', { secret: t.secret, workspaceId: t.workspace.id })).data;
       const offered = tools.items.flatMap((tool: { operations: { operationId: string }[] }) => tool.operations.map((o) => o.operationId)).sort();
-      assert.deepEqual(offered, ['link.preview', 'music.generate']);
+      assert.deepEqual(offered, ['link.preview', 'security.scan']);
       assertError(await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'three-d.generate', input: { prompt: 'x' } } }), 400, 'OPERATION_UNAVAILABLE');
       const before = assertOk(await call(ctx, 'GET', '/v1/usage', { secret: t.secret, workspaceId: t.workspace.id })).data.points.minuteUsed as number;
       assertError(await run(ctx, t, 'three-d.generate', { prompt: 'x' }), 400, 'OPERATION_UNAVAILABLE');

@@ -1,10 +1,10 @@
-/** Tool catalog, estimates and runs: admission, idempotency, money and limits (spec Rules 1-4, Budgets). */
+/** Tool catalog, estimates and runs: admission, idempotency, money and limits (spec Rules 1-4, Budgets); with test keys (simulated work, the test balance). */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { call, admin, describeEachDatabase } from '../support/harness.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { call, admin, describeEachDatabase, testKeySuite } from '../support/harness.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { assertError } from '../support/assertions.js';
 import { waitUntil } from '../support/wait.js';
@@ -16,6 +16,7 @@ import { findOperation } from '../../src/operations/registry.js';
 import { claim, IDEMPOTENCY_TTL_MS, IN_FLIGHT_TTL_MS, requestHash } from '../../src/modules/idempotency/service.js';
 import { createWorkspace } from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
 const CHAT = { messages: [{ role: 'user', content: 'Hello there' }], maxTokens: 100 };
@@ -29,7 +30,7 @@ describeEachDatabase('tools and estimates', (get) => {
   before(() => checkRefusals(get().app));
   test('GET /v1/tools lists the 14 operations with exactly the five required fields', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
     const res = await call(ctx, 'GET', '/v1/tools', { secret: t.secret, workspaceId: t.workspace.id });
     assert.equal(res.statusCode, 200);
     const ops = res.json().data.items.flatMap((tool: any) => {
@@ -49,8 +50,8 @@ describeEachDatabase('tools and estimates', (get) => {
 
   test('GET /v1/tools shows only the operations the key may run', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
-    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'], mode: 'test' });
     const res = await call(ctx, 'GET', '/v1/tools', { secret, workspaceId: t.workspace.id });
     const ops = res.json().data.items.flatMap((tool: any) => tool.operations.map((o: any) => o.operationId));
     assert.deepEqual(ops, ['chat.generate']);
@@ -58,7 +59,7 @@ describeEachDatabase('tools and estimates', (get) => {
 
   test('POST /v1/estimates returns the four fields and reserves nothing', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const res = await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'chat.generate', input: CHAT } });
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
@@ -74,7 +75,7 @@ describeEachDatabase('tools and estimates', (get) => {
 
   test('Rule 1: estimates and runs accept exactly operationId and input; unknown operation and invalid input are 400', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const post = (body: unknown) => call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body });
     assert.equal((await post({ operationId: 'chat.generate', input: CHAT, extra: 1 })).json().code, 'INVALID_REQUEST');
     assert.equal((await post({ operationId: 'chat.generate' })).json().code, 'INVALID_REQUEST');
@@ -94,20 +95,20 @@ describeEachDatabase('tools and estimates', (get) => {
 
   test('a key may only run the operations chosen at its creation (403 FORBIDDEN_OPERATION)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
-    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['link.preview'] });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
+    const { secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['link.preview'], mode: 'test' });
     const res = await run(ctx, { secret, workspace: t.workspace }, 'chat.generate', CHAT);
     assert.equal(res.statusCode, 403);
     assert.equal(res.json().code, 'FORBIDDEN_OPERATION');
   });
-});
+}, testKeySuite());
 
 describeEachDatabase('runs: money and idempotency', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
   test('synchronous chat.generate answers 200 kind=result, charges its cost and records a completed job', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const res = await run(ctx, t, 'chat.generate', CHAT);
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
@@ -130,12 +131,12 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal(tx.jobId, data.jobId);
     assert.equal(tx.toolSlug, 'chat');
     assert.equal(tx.executionOrigin, 'api');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('queued run answers 202 kind=job, holds the maximum cost, and settles after the worker completes it', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const res = await run(ctx, t, 'music.generate', MUSIC('[sim:cost=1234]'));
     assert.equal(res.statusCode, 202, res.body);
     const data = res.json().data;
@@ -146,7 +147,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     let b = await balance(ctx, t);
     assert.equal(b.reservedMillicents, MUSIC_MAX);
     assert.equal(b.spendableMillicents, 100_000 - MUSIC_MAX);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
     assert.equal(await drain(ctx), 1);
     const job = await getJob(ctx, t, data.jobId);
     assert.equal(job.status, 'completed');
@@ -158,25 +159,25 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     b = await balance(ctx, t);
     assert.equal(b.reservedMillicents, 0);
     assert.equal(b.totalMillicents, 100_000 - 1234);
-    const events = await ctx.deps.db.selectFrom('events').selectAll().where('workspace_id', '=', t.workspace.id).execute();
+    const events = await ctx.deps.db.selectFrom('events').selectAll().where('workspace_id', '=', scopeOf(t)).execute();
     assert.ok(events.some((e) => e.type === 'job.completed' && JSON.parse(e.data_json).job.id === data.jobId));
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('Rule 3: spendable credits below the maximum cost is 402 INSUFFICIENT_CREDITS and nothing is written', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: MUSIC_MAX - 1 });
+    const t = await seedTenant(ctx.deps, { credits: MUSIC_MAX - 1, mode: 'test' });
     const res = await run(ctx, t, 'music.generate', MUSIC());
     assert.equal(res.statusCode, 402);
     assert.equal(res.json().code, 'INSUFFICIENT_CREDITS');
-    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
     assert.equal(jobs.length, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('Rule 3 / Budgets: key daily budget and workspace ceiling both must permit; 429 BUDGET_EXCEEDED names the budget', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000, key: { budgets: { dailyMillicents: MUSIC_MAX * 2 } } });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test', key: { budgets: { dailyMillicents: MUSIC_MAX * 2 } } });
     assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
     assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
     const refused = await run(ctx, t, 'music.generate', MUSIC());
@@ -188,13 +189,13 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal(refused.json().details.resetsAt, new Date(midnight).toISOString());
     assert.equal(Number(refused.headers['retry-after']), Math.ceil((midnight - ctx.clock.now()) / 1000));
 
-    const w = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const w = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${w.workspace.id}/settings`, { budgets: { monthlyMillicents: MUSIC_MAX } });
     assert.equal((await run(ctx, w, 'music.generate', MUSIC())).statusCode, 202);
     const ws = await run(ctx, w, 'music.generate', MUSIC());
     assert.equal(ws.statusCode, 429);
     assert.equal(ws.json().details.limit, 'WORKSPACE_BUDGET_MONTH');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('Budgets: every period of both ceilings refuses with its own details.limit, scope, resetsAt (UTC day, ISO week from Monday, month) and Retry-After; spending counts as holds do', async () => {
@@ -211,7 +212,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     ] as const;
     for (const c of cases) {
       const budgets = { [c.field]: MUSIC_MAX };
-      const t = await seedTenant(ctx.deps, { credits: 1_000_000, ...(c.scope === 'key' ? { key: { budgets } } : {}) });
+      const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test', ...(c.scope === 'key' ? { key: { budgets } } : {}) });
       if (c.scope === 'workspace') await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { budgets });
       assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202, c.limit);
       const held = await run(ctx, t, 'music.generate', MUSIC());
@@ -224,16 +225,17 @@ describeEachDatabase('runs: money and idempotency', (get) => {
       await drain(ctx);
       const spent = await run(ctx, t, 'music.generate', MUSIC());
       assert.equal(spent.json().details?.limit, c.limit, `${c.limit}: the settled spending fills it too`);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     }
   });
 
   test('Budgets: a key budget counts the key’s holds and spending in all its workspaces; a workspace budget only its own', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const second = await createWorkspace(ctx.deps, { name: 'Second', plan: 'pro', ownerUserId: t.user.id });
-    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000 });
-    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { budgets: { dailyMillicents: MUSIC_MAX } });
+    await ensureTestTwin(ctx.deps.db, second, 0, ctx.clock.now());
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000, mode: 'test' });
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { budgets: { dailyMillicents: MUSIC_MAX }, mode: 'test' });
     assert.equal((await run(ctx, { secret: both.secret, workspace: t.workspace }, 'music.generate', MUSIC())).statusCode, 202);
     const other = await run(ctx, { secret: both.secret, workspace: second }, 'music.generate', MUSIC());
     assert.equal(other.statusCode, 429, 'the hold in the first workspace counts in the second');
@@ -241,19 +243,19 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     // The tenant's own key has no budget, and the workspace ceiling of the second workspace
     // counts only that workspace's spending.
     await admin(ctx, `/admin/v1/workspaces/${second.id}/settings`, { budgets: { dailyMillicents: MUSIC_MAX } });
-    const own = await seedKey(ctx.deps, t.user.id, [second.id]);
+    const own = await seedKey(ctx.deps, t.user.id, [second.id], { mode: 'test' });
     assert.equal((await run(ctx, { secret: own.secret, workspace: second }, 'music.generate', MUSIC())).statusCode, 202);
     await drain(ctx);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
-    await assertLedgerInvariants(ctx.deps, second.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
+    await assertLedgerInvariants(ctx.deps, scopeOf({ workspace: second, key: both.key }));
   });
 
   test('Budgets: a retry is admitted against the budgets of the key that retries (429 BUDGET_EXCEEDED, nothing changed)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const failed = await failedJob(ctx, t, 'music.generate', MUSIC('[sim:fail=MODEL_REFUSED]'));
     const spent = (await getJob(ctx, t, failed)).costMillicents;
-    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { budgets: { dailyMillicents: MUSIC_MAX - 1 } });
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { budgets: { dailyMillicents: MUSIC_MAX - 1 }, mode: 'test' });
     const res = await call(ctx, 'POST', `/v1/jobs/${failed}/retry`, { secret: narrow.secret, workspaceId: t.workspace.id, headers: { 'idempotency-key': randomUUID() } });
     assert.equal(res.statusCode, 429, res.body);
     assert.equal(res.json().code, 'BUDGET_EXCEEDED');
@@ -261,12 +263,12 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     const job = await getJob(ctx, t, failed);
     assert.deepEqual([job.status, job.costMillicents], ['failed', spent], 'the refused retry changed nothing');
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('Budgets: in-flight reservations count toward admission after the period changes', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000, key: { budgets: { dailyMillicents: MUSIC_MAX } } });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test', key: { budgets: { dailyMillicents: MUSIC_MAX } } });
     assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
     ctx.clock.advance(24 * 3_600_000); // next UTC day, the job still waits
     const res = await run(ctx, t, 'music.generate', MUSIC());
@@ -276,7 +278,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
 
   test('waiting-jobs limit: 429 QUEUE_FULL with details.limit WAITING_JOBS and Retry-After', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { plan: 'free', credits: 1_000_000, mode: 'test' });
     for (let i = 0; i < 3; i++) assert.equal((await run(ctx, t, 'music.generate', MUSIC())).statusCode, 202);
     const res = await run(ctx, t, 'music.generate', MUSIC());
     assert.equal(res.statusCode, 429);
@@ -288,7 +290,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
 
   test('Rule 4: Idempotency-Key is required (400 IDEMPOTENCY_KEY_REQUIRED); one over 128 characters is a malformed header (400 INVALID_REQUEST)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const missing = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'chat.generate', input: CHAT } });
     assert.equal(missing.statusCode, 400);
     assert.equal(missing.json().code, 'IDEMPOTENCY_KEY_REQUIRED');
@@ -304,7 +306,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
 
   test('Rule 4: same key and same request replays the stored response with Idempotent-Replayed, charges nothing and costs 1 point', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const key = randomUUID();
     const first = await run(ctx, t, 'music.generate', MUSIC(), key);
     assert.equal(first.statusCode, 202);
@@ -317,43 +319,43 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     // points: first run 50, replay 1, this usage read 1
     assert.equal(usage.points.minuteUsed, 50 + 1 + 1);
     assert.ok(before >= 0);
-    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
     assert.equal(jobs.length, 1);
     assert.equal((await balance(ctx, t)).reservedMillicents, MUSIC_MAX);
   });
 
   test('Rule 4: same key with a different request is 409 IDEMPOTENCY_CONFLICT; keys are scoped to the API key', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const key = randomUUID();
     assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 202);
     const conflict = await run(ctx, t, 'music.generate', MUSIC('other'), key);
     assert.equal(conflict.statusCode, 409);
     assert.equal(conflict.json().code, 'IDEMPOTENCY_CONFLICT');
-    const other = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
+    const other = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test' });
     assert.equal((await run(ctx, { secret: other.secret, workspace: t.workspace }, 'music.generate', MUSIC('other'), key)).statusCode, 202);
   });
 
   test('Rule 4: a failed admission (402) does not burn the key; the same request succeeds after credits are added', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 10 });
+    const t = await seedTenant(ctx.deps, { credits: 10, mode: 'test' });
     const key = randomUUID();
     assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 402);
-    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/credits`, { amountMillicents: 100_000 });
+    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/credits`, { amountMillicents: 100_000, mode: 'test' });
     assert.equal((await run(ctx, t, 'music.generate', MUSIC(), key)).statusCode, 202);
   });
 
   test('Rule 4: concurrent requests with one key: exactly one job, the others replay or see 409 IDEMPOTENCY_IN_PROGRESS', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const key = randomUUID();
     const results = await Promise.all(Array.from({ length: 8 }, () => run(ctx, t, 'music.generate', MUSIC(), key)));
     const codes = results.map((r) => r.statusCode);
     assert.ok(codes.every((c) => c === 202 || c === 409), codes.join(','));
     for (const r of results.filter((r) => r.statusCode === 409)) assert.equal(r.json().code, 'IDEMPOTENCY_IN_PROGRESS');
-    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+    const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
     assert.equal(jobs.length, 1);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('Rule 4: a run takes the workspace lock before claiming its Idempotency-Key, so a concurrent admission holding the lock never deadlocks with it (concurrent writers)', async (tc) => {
@@ -365,7 +367,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     // The batched admission of queued runs takes the workspace lock, then inserts the claims of its
     // keys. A synchronous run with the same key used to claim first and lock second: each waited
     // for the other and PostgreSQL aborted one ("deadlock detected", a 500; found by runs-fuzz).
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const key = randomUUID();
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
@@ -373,12 +375,12 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     const locked = new Promise<void>((resolve) => (signalLocked = resolve));
     const other = ctx.deps.db.transaction().execute(async (trx) => {
       await sql`set local lock_timeout = '10s'`.execute(trx);
-      await sql`select id from workspaces where id = ${t.workspace.id} for update`.execute(trx);
+      await sql`select id from workspaces where id = ${scopeOf(t)} for update`.execute(trx);
       signalLocked();
       await gate;
       const now = ctx.clock.now();
       await trx.insertInto('idempotency_keys').values({
-        key_id: t.key.id, workspace_id: t.workspace.id, idem_key: key, request_hash: 'another request', state: 'done',
+        key_id: t.key.id, workspace_id: scopeOf(t), idem_key: key, request_hash: 'another request', state: 'done',
         status_code: 202, response_json: JSON.stringify({ kind: 'job' }), created_at_ms: now, expires_at_ms: now + IDEMPOTENCY_TTL_MS,
       }).execute();
     });
@@ -397,9 +399,9 @@ describeEachDatabase('runs: money and idempotency', (get) => {
       await other;
       const res = await pending;
       assertError(res, 409, 'IDEMPOTENCY_CONFLICT');
-      const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute();
+      const jobs = await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute();
       assert.equal(jobs.length, 0, 'the refused run wrote no job');
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     } finally {
       open();
       await other.catch(() => undefined);
@@ -409,7 +411,7 @@ describeEachDatabase('runs: money and idempotency', (get) => {
   test('concurrency: 200 parallel runs against credits for exactly K maximum costs admit exactly K', async () => {
     const ctx = get();
     const K = 7;
-    const t = await seedTenant(ctx.deps, { credits: K * MUSIC_MAX });
+    const t = await seedTenant(ctx.deps, { credits: K * MUSIC_MAX, mode: 'test' });
     await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { waitingJobs: 1000, pointsPerMinute: 1_000_000 } });
     const results = await Promise.all(Array.from({ length: 200 }, () => run(ctx, t, 'music.generate', MUSIC())));
     const admitted = results.filter((r) => r.statusCode === 202).length;
@@ -420,10 +422,10 @@ describeEachDatabase('runs: money and idempotency', (get) => {
     assert.equal(b.reservedMillicents, K * MUSIC_MAX);
     assert.equal(b.spendableMillicents, 0);
     await drain(ctx);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
   });
-});
+}, testKeySuite());
 
 /** A 2 s job lease: a synchronous run's timeout is min(20 s, lease − 1 s) = 1 s. */
 describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempotency-Key', (get) => {
@@ -433,10 +435,10 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
 
   test('a synchronous run past its timeout fails with PROVIDER_TIMEOUT: answered as failed, hold released, never run again', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const key = randomUUID();
     // The provider never answers (held until the test ends): only the run's deadline can end it.
-    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: true });
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: true }, 'test');
     let res;
     try {
       res = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
@@ -459,15 +461,15 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
     const replay = await run(ctx, t, 'chat.generate', SLOW_CHAT(30_000), key);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.deepEqual(replay.json().data, data);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('a synchronous job whose lease expired (its process died) fails with WORKER_LOST instead of running again in a worker', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     // The provider call is held, deaf to the run's real 1 s deadline, until the recovery is done:
     // the process "died" with the job processing, whatever the machine's speed.
-    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: false });
+    const gate = gateAdapter(ctx.deps, 'chat.generate', { before: 'run', honourAbort: false }, 'test');
     let res;
     try {
       const pending = run(ctx, t, 'chat.generate', SLOW_CHAT(0));
@@ -486,16 +488,16 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
     assert.equal(res.json().data.status, 'failed', 'the fenced-out request reports what the job became');
     assert.equal(res.json().data.errorCode, 'WORKER_LOST');
     assert.equal((await balance(ctx, t)).reservedMillicents, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test(`an Idempotency-Key left in flight by a dead process is 409 IDEMPOTENCY_IN_PROGRESS for ${IN_FLIGHT_TTL_MS / 60_000} minutes, then free again; a completed key is kept 24 h`, async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const key = randomUUID();
     const hash = requestHash('POST /v1/runs', { operationId: 'chat.generate', input: CHAT });
     // What a process that died between claiming the key and answering leaves behind.
-    assert.deepEqual(await claim(ctx.deps, { keyId: t.key.id, workspaceId: t.workspace.id, idemKey: key }, hash), { kind: 'new' });
+    assert.deepEqual(await claim(ctx.deps, { keyId: t.key.id, workspaceId: scopeOf(t), idemKey: key }, hash), { kind: 'new' });
     const busy = await run(ctx, t, 'chat.generate', CHAT, key);
     assert.equal(busy.statusCode, 409);
     assert.equal(busy.json().code, 'IDEMPOTENCY_IN_PROGRESS');
@@ -507,6 +509,6 @@ describeEachDatabase('synchronous runs: timeout, dead process, abandoned Idempot
     const replay = await run(ctx, t, 'chat.generate', CHAT, key);
     assert.equal(replay.headers['idempotent-replayed'], 'true', 'kept 24 h from the request');
     assert.deepEqual(replay.json().data, fresh.json().data);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
-}, { env: { JOB_LEASE_MS: '2000' } });
+}, testKeySuite({ env: { JOB_LEASE_MS: '2000' } }));

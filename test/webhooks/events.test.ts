@@ -1,11 +1,15 @@
-/** GET /v1/events: the workspace event feed (decisions.md section 1), its cursor and its commit-safe order. */
+/**
+ * GET /v1/events: the workspace event feed (decisions.md section 1), its cursor and its commit-safe
+ * order. Tenants that run operations use test keys (simulated work, the test balance, events in
+ * the test twin); those whose events are written directly use live keys.
+ */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { sql } from 'kysely';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
@@ -82,7 +86,7 @@ describeEachDatabase('event feed', (get) => {
   before(() => checkRefusals(get().app));
   test('events: job.completed, job.failed, job.cancelled and media.created appear oldest first as {id, type, workspaceId, createdAt, data}', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 200_000 });
+    const t = await seedTenant(ctx.deps, { credits: 200_000, mode: 'test' });
     const completed = await completedChat(ctx, t);
     const failed = (await run(ctx, t, 'music.generate', MUSIC('[sim:fail=MODEL_REFUSED]'))).json().data.jobId;
     await drain(ctx);
@@ -118,7 +122,7 @@ describeEachDatabase('event feed', (get) => {
 
   test('events createdAt: stamped inside the writing transaction, so it never runs backwards along the feed, even for an upload whose blob took long to store while another event committed', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const { cursor } = await readAll(ctx, t);
     const queued = await run(ctx, t, 'music.generate', MUSIC('[sim:delay=1]'));
     assert.equal(queued.statusCode, 202, queued.body);
@@ -190,7 +194,7 @@ describeEachDatabase('event feed', (get) => {
 
   test('events: nextCursor is never null; an empty page gives the position to poll again, and polling later returns only new events', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 50_000 });
+    const t = await seedTenant(ctx.deps, { credits: 50_000, mode: 'test' });
     const empty = await feed(ctx, t);
     assert.deepEqual(empty.items, []);
     assert.equal(empty.hasMore, false);
@@ -221,7 +225,7 @@ describeEachDatabase('event feed', (get) => {
 
   test('events types filter: only the named types; the cursor is a position usable with or without the filter', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 50_000 });
+    const t = await seedTenant(ctx.deps, { credits: 50_000, mode: 'test' });
     const job = await completedChat(ctx, t);
     const media1 = await uploadPng(ctx, t);
     const media2 = await uploadPng(ctx, t);
@@ -278,10 +282,10 @@ describeEachDatabase('event feed', (get) => {
 
   test('events never leave their workspace: another workspace\'s events are invisible and its cursor is 400 INVALID_CURSOR', async () => {
     const ctx = get();
-    const a = await seedTenant(ctx.deps, { credits: 50_000 });
+    const a = await seedTenant(ctx.deps, { credits: 50_000, mode: 'test' });
     // A second workspace of the same owner and one key for both: only the header tells them apart.
     const other = await createWorkspace(ctx.deps, { name: 'Second', plan: 'pro', ownerUserId: a.user.id });
-    const key = await seedKey(ctx.deps, a.user.id, [a.workspace.id, other.id]);
+    const key = await seedKey(ctx.deps, a.user.id, [a.workspace.id, other.id], { mode: 'test' });
     const inA = { secret: key.secret, workspace: a.workspace };
     const inB = { secret: key.secret, workspace: other };
     await uploadPng(ctx, a);
@@ -416,4 +420,4 @@ describeEachDatabase('event feed', (get) => {
       await slow.catch(() => undefined);
     }
   });
-});
+}, testKeySuite());
