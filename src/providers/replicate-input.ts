@@ -6,8 +6,8 @@
 import type { ProviderRun } from './types.js';
 import { ProviderError } from './types.js';
 import { readVoiceReference } from './voices.js';
+import { parseTemplate } from './input-template.js';
 
-const TEMPLATE = /^\{\{([A-Za-z][A-Za-z0-9]*)\}\}$/;
 
 /** The reference audio of the job's voice as the model is sent media: a signed URL, or a data URI of the checked bytes. */
 async function voiceAudio(job: ProviderRun, mediaInputs: 'url' | 'dataUri'): Promise<string> {
@@ -20,7 +20,7 @@ async function voiceAudio(job: ProviderRun, mediaInputs: 'url' | 'dataUri'): Pro
 
 /**
  * The model input: the route's template with every "{{field}}" string replaced by that input
- * field (an absent field drops the key), other values as written; without a template the
+ * field and every "{{field.N}}" by element N of a list field (an absent one drops the key), other values as written; without a template the
  * operation's input. Media fields become signed URLs (or data URIs) of the media items.
  */
 export async function modelInput(job: ProviderRun, mediaInputs: 'url' | 'dataUri'): Promise<Record<string, unknown>> {
@@ -52,10 +52,12 @@ export async function modelInput(job: ProviderRun, mediaInputs: 'url' | 'dataUri
   const OMIT = Symbol('omit');
   const fill = async (t: unknown): Promise<unknown> => {
     if (typeof t === 'string') {
-      const m = TEMPLATE.exec(t);
-      if (!m) return t;
-      const v = await value(m[1]!);
-      return v === undefined ? OMIT : v;
+      const parsed = parseTemplate(t);
+      if (!parsed) return t;
+      const v = await value(parsed.field);
+      // "{{field.N}}": element N of a list field; absent (a shorter list) drops the key, as an absent field does.
+      const picked = parsed.index === undefined ? v : Array.isArray(v) ? v[parsed.index] : undefined;
+      return picked === undefined ? OMIT : picked;
     }
     if (Array.isArray(t)) return (await Promise.all(t.map(fill))).filter((v) => v !== OMIT);
     if (typeof t === 'object' && t !== null) {

@@ -10,6 +10,7 @@ import { PRICE_PARAMS, type PriceParam, type PriceParams } from '../operations/p
 import { parseSize, type ImageSize } from './openai-models.js';
 import { kindsWithField, priceParamsFor, PROVIDER_KINDS, type RouteField } from './kinds.js';
 import { isObject, wholeNumber } from './file-values.js';
+import { parseTemplate } from './input-template.js';
 import type { OperationRouteSpec, ProviderSpec, ProviderType } from './specs.js';
 
 export type { OperationRouteSpec } from './specs.js';
@@ -29,7 +30,6 @@ const OPERATION_FIELDS = ['provider', 'model', 'engine', 'input', 'price', 'voic
 /** Bounds of an entry's own image sizes (`sizes`): sides in pixels, and how many sizes. */
 const IMAGE_SIDE = { min: 16, max: 4096 } as const;
 const MAX_SIZES = 32;
-const TEMPLATE = /^\{\{([A-Za-z][A-Za-z0-9]*)\}\}$/;
 
 /** Validates one operation's entry against the file's providers; undefined when it has a problem. */
 export function parseRoute(
@@ -224,12 +224,14 @@ function applies(type: ProviderType, field: RouteField, opId: OperationId): bool
   return PROVIDER_KINDS[type].routeFields[field]?.(opId) ?? false;
 }
 
-/** Every "{{field}}" in the template names a property of the operation's input. */
+/** Every "{{field}}" in the template names a property of the operation's input; "{{field.N}}" a list property. */
 function checkTemplate(template: unknown, schema: { properties?: Record<string, unknown> }, problem: (what: string) => void, path = 'input'): void {
   if (typeof template === 'string') {
-    const m = TEMPLATE.exec(template);
-    if (m && !Object.hasOwn(schema.properties ?? {}, m[1]!)) problem(`${path}: "{{${m[1]}}}" is not a field of the operation's input`);
-    else if (!m && template.includes('{{')) problem(`${path}: a template string is exactly "{{field}}"`);
+    const t = parseTemplate(template);
+    const property = t && (schema.properties ?? {})[t.field];
+    if (t && !Object.hasOwn(schema.properties ?? {}, t.field)) problem(`${path}: "{{${t.field}}}" is not a field of the operation's input`);
+    else if (t?.index !== undefined && (property as { type?: unknown } | undefined)?.type !== 'array') problem(`${path}: "${template}" takes an element of ${t.field}, which is not a list`);
+    else if (!t && template.includes('{{')) problem(`${path}: a template string is exactly "{{field}}" or "{{field.N}}" (an element of a list field)`);
   } else if (Array.isArray(template)) template.forEach((v, i) => checkTemplate(v, schema, problem, `${path}[${i}]`));
   else if (isObject(template)) for (const [k, v] of Object.entries(template)) checkTemplate(v, schema, problem, `${path}.${k}`);
 }

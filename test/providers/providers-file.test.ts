@@ -524,10 +524,10 @@ describe('providers file: operations', () => {
     }
   });
 
-  test('an input template may name only fields of the operation’s input, each string exactly "{{field}}"', () => {
+  test('an input template may name only fields of the operation’s input, each string exactly "{{field}}" or "{{field.N}}" of a list field', () => {
     const problems = problemsOf(
       fileWith({
-        'image.generate': { provider: 'replicate', model: 'a/b', input: { prompt: '{{prompt}}', steps: '{{steps}}', extra: ['{{seed}}'], nested: { deep: '{{colour}}' } }, price: { perImageMillicents: 1 } },
+        'image.generate': { provider: 'replicate', model: 'a/b', input: { prompt: '{{prompt}}', steps: '{{steps}}', extra: ['{{seed}}'], nested: { deep: '{{colour}}' }, first: '{{referenceMediaIds.0}}', letter: '{{prompt.0}}' }, price: { perImageMillicents: 1 } },
         'music.generate': { provider: 'replicate', model: 'a/b', input: { prompt: 'music: {{prompt}}' }, price: { perRunMillicents: 1 } },
         'video.generate': { provider: 'replicate', model: 'a/b', input: ['{{prompt}}'], price: { perRunMillicents: 1 } },
       }),
@@ -538,10 +538,11 @@ describe('providers file: operations', () => {
       /^PROVIDERS_FILE operations\.image\.generate: input\.steps: "\{\{steps\}\}" is not a field of the operation's input$/,
       /^PROVIDERS_FILE operations\.image\.generate: input\.extra\[0\]: "\{\{seed\}\}" is not a field/,
       /^PROVIDERS_FILE operations\.image\.generate: input\.nested\.deep: "\{\{colour\}\}" is not a field/,
-      /^PROVIDERS_FILE operations\.music\.generate: input\.prompt: a template string is exactly "\{\{field\}\}"$/,
+      /^PROVIDERS_FILE operations\.image\.generate: input\.letter: "\{\{prompt\.0\}\}" takes an element of prompt, which is not a list$/,
+      /^PROVIDERS_FILE operations\.music\.generate: input\.prompt: a template string is exactly "\{\{field\}\}" or "\{\{field\.N\}\}" \(an element of a list field\)$/,
       /^PROVIDERS_FILE operations\.video\.generate: input must be an object \(the model input\)$/,
     );
-    assert.equal(problems.length, 5, JSON.stringify(problems));
+    assert.equal(problems.length, 6, JSON.stringify(problems), '"{{referenceMediaIds.0}}" (an element of a list field) is accepted');
   });
 
   test('a template keeps other values as written', () => {

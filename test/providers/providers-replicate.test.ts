@@ -54,6 +54,9 @@ function providersFile(fake: FakeReplicate) {
           prompt: '{{prompt}}',
           num_outputs: '{{count}}',
           image: '{{referenceMediaIds}}',
+          // Elements of a list field, for models that take one image: a missing one is left out.
+          first_image: '{{referenceMediaIds.0}}',
+          sixth_image: '{{referenceMediaIds.5}}',
           guidance_scale: 7.5,
           scheduler: 'K_EULER',
           extra: { seed: 42, tags: ['fixed', '{{prompt}}', '{{width}}'], note: 'sent as written' },
@@ -202,6 +205,9 @@ for (const dbName of testDatabaseNames()) {
       assert.ok(sent.every((u) => /^https?:\/\//.test(u)), 'signed download URLs');
       assert.equal(sha256(await fetchSigned(ctx, sent[0]!)), sha256(image));
       assert.equal(sha256(await fetchSigned(ctx, sent[1]!)), sha256(other));
+      assert.equal(typeof fake.last!.input.first_image, 'string', '"{{referenceMediaIds.0}}" is one URL, not a list');
+      assert.equal(sha256(await fetchSigned(ctx, fake.last!.input.first_image as string)), sha256(image));
+      assert.equal('sixth_image' in fake.last!.input, false, 'an element past the end of the list is left out');
 
       const images = job.output.images as { mediaId: string; sha256: string; mimeType: string }[];
       assert.equal(images.length, 2);
