@@ -127,18 +127,33 @@ export function modeOfSecret(apiKey: string): 'live' | 'test' {
   return apiKey.startsWith('wask_test_') ? 'test' : 'live';
 }
 
-export function createClient(options: ClientOptions) {
-  const transport = new Transport(options);
-  const sha256 = options.sha256 ?? webCryptoSha256;
-  const get = async <T>(path: string, query?: Record<string, string | number | readonly string[] | undefined>, o: CallOptions = {}) =>
-    (await transport.json<T>({ method: 'GET', path, query, signal: o.signal, retry: true })).data;
-  const post = async <T>(path: string, json?: unknown, o: CallOptions = {}) =>
-    (await transport.json<T>({ method: 'POST', path, json, signal: o.signal, retry: false })).data;
-  const postKeyed = async <T>(path: string, json: unknown, o: KeyedCallOptions = {}) =>
-    (await transport.json<T>({ method: 'POST', path, json, headers: { 'idempotency-key': o.idempotencyKey ?? newKey() }, signal: o.signal, retry: true })).data;
-  const del = async <T>(path: string, o: CallOptions = {}) => (await transport.json<T>({ method: 'DELETE', path, signal: o.signal, retry: false })).data;
-  const page = (p: PageParams = {}) => ({ limit: p.limit, cursor: p.cursor });
+/** The request helpers every resource of a client is built on. */
+interface Calls {
+  transport: Transport;
+  sha256: Sha256Factory;
+  get<T>(path: string, query?: Record<string, string | number | readonly string[] | undefined>, o?: CallOptions): Promise<T>;
+  post<T>(path: string, json?: unknown, o?: CallOptions): Promise<T>;
+  /** A POST with an Idempotency-Key (given, or one new per call), retried safely. */
+  postKeyed<T>(path: string, json: unknown, o?: KeyedCallOptions): Promise<T>;
+  del<T>(path: string, o?: CallOptions): Promise<T>;
+}
 
+function callsOf(options: ClientOptions): Calls {
+  const transport = new Transport(options);
+  return {
+    transport,
+    sha256: options.sha256 ?? webCryptoSha256,
+    get: async (path, query, o = {}) => (await transport.json<any>({ method: 'GET', path, query, signal: o.signal, retry: true })).data,
+    post: async (path, json, o = {}) => (await transport.json<any>({ method: 'POST', path, json, signal: o.signal, retry: false })).data,
+    postKeyed: async (path, json, o = {}) =>
+      (await transport.json<any>({ method: 'POST', path, json, headers: { 'idempotency-key': o.idempotencyKey ?? newKey() }, signal: o.signal, retry: true })).data,
+    del: async (path, o = {}) => (await transport.json<any>({ method: 'DELETE', path, signal: o.signal, retry: false })).data,
+  };
+}
+
+const page = (p: PageParams = {}) => ({ limit: p.limit, cursor: p.cursor });
+
+function eventsApi({ get }: Calls) {
   const events = {
     /** One page of the workspace event feed, oldest first; `nextCursor` is never null. */
     list: (params: EventListParams = {}, o?: CallOptions) =>
@@ -166,6 +181,10 @@ export function createClient(options: ClientOptions) {
     },
   };
 
+  return events;
+}
+
+function jobsApi({ transport, sha256, get, post, postKeyed }: Calls) {
   const jobs = {
     list: (params?: PageParams, o?: CallOptions) => get<Page<JobSummary>>('/v1/jobs', page(params), o),
     iterate: (params: PageParams = {}) => paginate((cursor) => jobs.list({ ...params, cursor }), params.cursor),
@@ -181,6 +200,10 @@ export function createClient(options: ClientOptions) {
     outputDocument: <T = unknown>(jobId: string, o?: OutputReadOptions): Promise<OutputDocument<T>> => readOutputDocument<T>(transport, sha256, jobId, o),
   };
 
+  return jobs;
+}
+
+function runsApi({ transport, postKeyed }: Calls, jobs: ReturnType<typeof jobsApi>) {
   const runs = {
     /**
      * Runs an operation: 200 `{kind: 'result', result}` for a synchronous one, 202 `{kind: 'job', jobId}`
@@ -205,6 +228,10 @@ export function createClient(options: ClientOptions) {
     },
   };
 
+  return runs;
+}
+
+function mediaApi({ transport, sha256, get }: Calls) {
   const media = {
     list: (params?: PageParams, o?: CallOptions) => get<Page<MediaItem>>('/v1/media', page(params), o),
     iterate: (params: PageParams = {}) => paginate((cursor) => media.list({ ...params, cursor }), params.cursor),
@@ -215,6 +242,10 @@ export function createClient(options: ClientOptions) {
     downloadUrl: (mediaId: string, o?: CallOptions) => get<MediaDownload>(`/v1/media/${id(mediaId)}/download`, undefined, o),
   };
 
+  return media;
+}
+
+function voicesApi({ get, del }: Calls) {
   /** Workspace voices (made by voice.clone runs; speech.generate speaks with one as `voiceId`). */
   const voices = {
     list: (params?: PageParams, o?: CallOptions) => get<Page<Voice>>('/v1/voices', page(params), o),
@@ -224,18 +255,12 @@ export function createClient(options: ClientOptions) {
     delete: (voiceId: string, o?: CallOptions) => del<VoiceDeleted>(`/v1/voices/${id(voiceId)}`, o),
   };
 
+  return voices;
+}
+
+/** Credits, spending and usage: the balance, the ledger, costs and usage points. */
+function moneyApi({ transport, get }: Calls) {
   return {
-    transport,
-    /** The key's mode, from its secret's prefix: `test` (wask_test_…, simulated work paid from the test balance) or `live`. */
-    mode: modeOfSecret(options.apiKey),
-    workspaces: { list: (o?: CallOptions) => get<{ items: Workspace[] }>('/v1/workspaces', undefined, o) },
-    tools: { list: (o?: CallOptions) => get<{ items: Tool[] }>('/v1/tools', undefined, o) },
-    estimates: {
-      create: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: CallOptions) => post<Estimate>('/v1/estimates', { operationId, input }, o),
-    },
-    runs,
-    jobs,
-    queue: { get: (o?: CallOptions) => get<Queue>('/v1/queue', undefined, o) },
     balance: {
       get: (params?: PageParams, o?: CallOptions) => get<Balance>('/v1/balance', page(params), o),
       /** Every credit allocation, page after page. */
@@ -267,21 +292,17 @@ export function createClient(options: ClientOptions) {
         yield* linesOf(res);
       },
     },
-    media,
-    voices,
     usage: {
       get: (o?: CallOptions) => get<Usage>('/v1/usage', undefined, o),
       /** Usage points and 429s per UTC minute, hour or day, grouped by keyId and/or operation. */
       history: (params: UsageHistoryParams = {}, o?: CallOptions) =>
         get<UsageHistory>('/v1/usage/history', { bucket: params.bucket, ...range(params), groupBy: params.groupBy?.length ? params.groupBy : undefined }, o),
     },
-    events,
-    /** Test mode's helpers (test keys only; a live key gets 403 TEST_MODE_ONLY). */
-    testHelpers: {
-      /** Sends a sample event of `type` to the workspace's test webhooks (and its test event feed), like `stripe trigger`. */
-      triggerEvent: (type: string, o?: CallOptions) => post<TestEventSent>('/v1/test/webhook-events', { type }, o),
-    },
-    webhooks: {
+  };
+}
+
+function webhooksApi({ get, post }: Calls) {
+  return {
       list: (o?: CallOptions) => get<{ items: Webhook[] }>('/v1/webhooks', undefined, o),
       create: (body: WebhookCreate, o?: CallOptions) => post<WebhookWithSecret>('/v1/webhooks', body, o),
       update: (webhookId: string, body: WebhookUpdate, o?: CallOptions) => post<{ webhook: Webhook }>(`/v1/webhooks/${id(webhookId)}/update`, body, o),
@@ -290,7 +311,35 @@ export function createClient(options: ClientOptions) {
       deliveries: (webhookId: string, o?: CallOptions) => get<{ items: WebhookDelivery[] }>(`/v1/webhooks/${id(webhookId)}/deliveries`, undefined, o),
       replay: (webhookId: string, deliveryId: string, o?: CallOptions) =>
         post<{ delivery: WebhookDelivery }>(`/v1/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/replay`, undefined, o),
+    };
+}
+
+export function createClient(options: ClientOptions) {
+  const calls = callsOf(options);
+  const { transport, get, post } = calls;
+  const jobs = jobsApi(calls);
+  return {
+    transport,
+    /** The key's mode, from its secret's prefix: `test` (wask_test_…, simulated work paid from the test balance) or `live`. */
+    mode: modeOfSecret(options.apiKey),
+    workspaces: { list: (o?: CallOptions) => get<{ items: Workspace[] }>('/v1/workspaces', undefined, o) },
+    tools: { list: (o?: CallOptions) => get<{ items: Tool[] }>('/v1/tools', undefined, o) },
+    estimates: {
+      create: <Op extends OperationId>(operationId: Op, input: OperationInput<Op>, o?: CallOptions) => post<Estimate>('/v1/estimates', { operationId, input }, o),
     },
+    runs: runsApi(calls, jobs),
+    jobs,
+    queue: { get: (o?: CallOptions) => get<Queue>('/v1/queue', undefined, o) },
+    ...moneyApi(calls),
+    media: mediaApi(calls),
+    voices: voicesApi(calls),
+    events: eventsApi(calls),
+    /** Test mode's helpers (test keys only; a live key gets 403 TEST_MODE_ONLY). */
+    testHelpers: {
+      /** Sends a sample event of `type` to the workspace's test webhooks (and its test event feed), like `stripe trigger`. */
+      triggerEvent: (type: string, o?: CallOptions) => post<TestEventSent>('/v1/test/webhook-events', { type }, o),
+    },
+    webhooks: webhooksApi(calls),
   };
 }
 
