@@ -16,7 +16,7 @@
 import { chatInputTokenBound } from '../../operations/pricing.js';
 import { ProviderError, ProviderInterrupted, type ProviderResult, type ProviderRun } from '../types.js';
 import { isObject, type OpenAiCalls } from './calls.js';
-import { chargedTokens, chatResult, readUsage, type ChatRequest, type ChatTokens } from './chat.js';
+import { chargedTokens, chatResult, readUsage, type ChatRequest, type ChatTokens } from './chat-request.js';
 import { OPENAI_MAX_BYTES } from './limits.js';
 
 /** What has arrived of a streamed answer so far. */

@@ -21,7 +21,7 @@ import { CHAT_TOKENS_PER_MESSAGE, chatInputTokenBound } from '../../operations/p
 import { isReasoningChatModel } from '../openai-models.js';
 import { ProviderError, type ProviderRun, type StructuredChatAnswer, type StructuredChatRequest } from '../types.js';
 import { isObject, type OpenAiCalls } from './calls.js';
-import { readUsage } from './chat.js';
+import { readUsage } from './chat-request.js';
 import { OPENAI_MAX_BYTES } from './limits.js';
 
 type Schema = Record<string, unknown>;
