@@ -80,21 +80,10 @@ export async function insertAllocation(db: Db, a: Allocation): Promise<void> {
     .execute();
 }
 
-const appendLedgerQuery = prepared((db) =>
-  db.insertInto('credit_transactions').values({
-    id: arg(0),
-    workspace_id: arg(1),
-    type: arg(2),
-    amount_mc: arg(3),
-    allocation_id: arg(4),
-    key_id: arg(5),
-    tool_slug: arg(6),
-    job_id: arg(7),
-    execution_origin: arg(8),
-    created_at_ms: arg(9),
-    operation_id: arg(10),
-  }),
-);
+/** The columns of a ledger row that ledgerRow fills (batched inserts name them in this order). */
+export const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms', 'operation_id'] as const;
+
+const appendLedgerQuery = prepared((db) => db.insertInto('credit_transactions').values(Object.fromEntries(LEDGER_COLUMNS.map((c, i) => [c, arg(i)])) as never));
 
 /** What a job's `usage` entry names: the job, its key, tool, operation and origin. */
 export interface UsageSource {
@@ -127,9 +116,6 @@ export function usageEntry(job: UsageSource, chargedMillicents: number, id: stri
   };
 }
 
-/** The columns of a ledger row that ledgerRow fills (batched inserts name them in this order). */
-export const LEDGER_COLUMNS = ['id', 'workspace_id', 'type', 'amount_mc', 'allocation_id', 'key_id', 'tool_slug', 'job_id', 'execution_origin', 'created_at_ms', 'operation_id'] as const;
-
 /** A ledger entry as its row (the adjustment columns, reason and provenance, left out). */
 export function ledgerRow(e: LedgerEntry): Pick<Row<'credit_transactions'>, (typeof LEDGER_COLUMNS)[number]> {
   return {
@@ -148,22 +134,16 @@ export function ledgerRow(e: LedgerEntry): Pick<Row<'credit_transactions'>, (typ
 }
 
 /** The entry as the cost rollup (modules/costs) counts it. */
-function rollupSource(e: LedgerEntry) {
-  return {
-    workspace_id: e.workspaceId,
-    type: e.type,
-    amount_mc: e.amountMillicents,
-    operation_id: e.operationId ?? null,
-    key_id: e.keyId,
-    execution_origin: e.executionOrigin,
-    created_at_ms: e.createdAt,
-  };
+function rollupSource(row: ReturnType<typeof ledgerRow>) {
+  const { workspace_id, type, amount_mc, operation_id, key_id, execution_origin, created_at_ms } = row;
+  return { workspace_id, type, amount_mc, operation_id, key_id, execution_origin, created_at_ms };
 }
 
 /** Appends a ledger entry and adds it to the cost rollup, in the caller's transaction. */
 export async function appendLedger(db: Db, e: LedgerEntry): Promise<void> {
-  await appendLedgerQuery(db, e.id, e.workspaceId, e.type, e.amountMillicents, e.allocationId, e.keyId, e.toolSlug, e.jobId, e.executionOrigin, e.createdAt, e.operationId ?? null);
-  await addToRollup(db, [rollupSource(e)]);
+  const row = ledgerRow(e);
+  await appendLedgerQuery(db, ...LEDGER_COLUMNS.map((c) => row[c]));
+  await addToRollup(db, [rollupSource(row)]);
 }
 
 /** A granted allocation and its `purchase` ledger entry, in the caller's transaction. */
@@ -174,25 +154,12 @@ export async function insertGrant(db: Db, a: Allocation, entryId: string): Promi
 
 /** A ledger entry with the adjustment columns (reason, provenance) the hot-path insert leaves out. */
 export async function appendAdjustmentEntry(db: Db, e: LedgerEntry & { reason: string; provenance: string }): Promise<void> {
+  const row = ledgerRow(e);
   await db
     .insertInto('credit_transactions')
-    .values({
-      id: e.id,
-      workspace_id: e.workspaceId,
-      type: e.type,
-      amount_mc: e.amountMillicents,
-      allocation_id: e.allocationId,
-      key_id: e.keyId,
-      tool_slug: e.toolSlug,
-      job_id: e.jobId,
-      execution_origin: e.executionOrigin,
-      created_at_ms: e.createdAt,
-      reason: e.reason,
-      provenance: e.provenance,
-      operation_id: e.operationId ?? null,
-    })
+    .values({ ...row, reason: e.reason, provenance: e.provenance })
     .execute();
-  await addToRollup(db, [rollupSource(e)]);
+  await addToRollup(db, [rollupSource(row)]);
 }
 
 /** Sum of remaining credits over every allocation of the workspace, expired or not (= the ledger sum). */
