@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+import { OPERATIONS } from '../../src/operations/registry.js';
 import { createEgress } from '../../src/egress/client.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 import pino from 'pino';
@@ -898,6 +899,20 @@ describe('the example providers files', () => {
     assert.equal((file.operations.get('background.remove')!.input as Record<string, unknown>).image, '{{mediaId}}');
     for (const route of file.operations.values()) assert.equal(route.provider, 'replicate');
     assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.replicate.json') }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
+  });
+
+  test('examples/providers.all.json parses (with both keys set) into real routes for every operation but three-d.rig, nothing simulated; link.preview is built in', () => {
+    const file = load('providers.all.json', { OPENAI_API_KEY: 'sk-example-0123456789', REPLICATE_API_TOKEN: 'r8_example_0123456789' });
+    assert.equal(file.simulated, 'off');
+    const mapped = [...file.operations.keys()].sort();
+    const expected = OPERATIONS.map((op) => op.id).filter((id) => id !== 'link.preview' && id !== 'three-d.rig').sort();
+    assert.deepEqual(mapped, expected);
+    for (const route of file.operations.values()) assert.notEqual(route.provider, 'simulated', `${route.operationId} is real`);
+    assert.equal(file.operations.get('sprite.generate')!.frames, 'openai', 'sprite frames are drawn by the image provider, not simulated');
+    // Models that take one image or recording get the first reference, not a list.
+    assert.equal((file.operations.get('headshot.generate')!.input as Record<string, unknown>).input_image, '{{referenceMediaIds.0}}');
+    assert.equal((file.operations.get('voice.clone')!.input as Record<string, unknown>).voice_file, '{{referenceMediaIds.0}}');
+    assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.all.json'), OPENAI_API_KEY: 'sk-example-0123456789' }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
   });
 
   test('examples/providers.local.json parses into three local engines, one operation each, and nothing else offered (nothing simulated for live keys)', () => {
