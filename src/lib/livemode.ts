@@ -43,3 +43,19 @@ export function publicWorkspaceId(workspaceId: string): string {
 export function scopeFor(liveWorkspaceId: string, mode: Mode): string {
   return mode === 'test' ? testScopeOf(liveWorkspaceId) : liveWorkspaceId;
 }
+
+/**
+ * A workspace scope as a URL path segment that never shows a twin's id: a live id as it is, a
+ * test twin as `test-` and its live id (signed media URLs; scopeOfUrlSegment reads it back).
+ */
+export function urlSegmentOfScope(workspaceId: string): string {
+  return isLiveScope(workspaceId) ? workspaceId : `test-${publicWorkspaceId(workspaceId)}`;
+}
+
+/** The workspace scope a URL path segment of urlSegmentOfScope names; undefined when it names none. */
+export function scopeOfUrlSegment(segment: string, isId: (id: string) => boolean): string | undefined {
+  const test = segment.startsWith('test-');
+  const id = test ? segment.slice(5) : segment;
+  if (!isId(id)) return undefined;
+  return test ? testScopeOf(id) : id;
+}

@@ -10,6 +10,7 @@
  * `position - RESUME_OVERLAP_MS` on (of the jobs active now and of those that ended since, from
  * their terminal events), then the stream goes on live.
  */
+import { scopeFor } from '../lib/livemode.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/errors.js';
 import { activeJobHeads, endedJobIds, uuidV7Floor, versionsOf, type TimedVersion } from '../modules/jobs/change-reads.js';
@@ -78,7 +79,9 @@ export async function resumeChanges(db: Deps['db'], workspaces: readonly string[
   const versions = await versionsOf(db, [...ids]);
   const byJob = new Map<string, TimedVersion[]>();
   for (const v of versions) {
-    owner.set(v.jobId, v.snapshot.workspaceId);
+    // The stored workspace id (a test twin's for test mode), as the stream's workspaces are: the
+    // snapshot shows the public id and its mode (versions from before test mode are live).
+    owner.set(v.jobId, scopeFor(v.snapshot.workspaceId, v.snapshot.livemode === false ? 'test' : 'live'));
     const list = byJob.get(v.jobId) ?? [];
     list.push(v);
     byJob.set(v.jobId, list);

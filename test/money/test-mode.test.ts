@@ -204,6 +204,12 @@ describeEachDatabase('test mode', (getCtx) => {
       // Own objects: found, with their mode.
       assert.equal(assertOk(await get(ctx, who, `/v1/jobs/${mine.job}`)).data.livemode, livemode);
       assert.equal(assertOk(await get(ctx, who, `/v1/media/${mine.media}`)).data.livemode, livemode);
+      // Its signed download URL works and never shows the twin's id (a test scope is `test-{live id}` in the path).
+      const link = new URL(assertOk(await get(ctx, who, `/v1/media/${mine.media}/download`)).data.url);
+      assert.ok(!link.pathname.includes(testScopeOf(live.workspace.id)), link.pathname);
+      assert.ok(link.pathname.includes(livemode ? `/${live.workspace.id}/` : `/test-${live.workspace.id}/`), link.pathname);
+      const file = await ctx.app.inject({ method: 'GET', url: `${link.pathname}${link.search}` });
+      assert.equal(file.statusCode, 200, `${mode}: the signed URL answered ${file.statusCode}`);
       // The other mode's: 404 on every read and write that names them.
       for (const url of [`/v1/jobs/${theirs.job}`, `/v1/jobs/${theirs.job}/output`, `/v1/media/${theirs.media}`, `/v1/media/${theirs.media}/download`, `/v1/webhooks/${theirs.webhook}/deliveries`]) {
         assertError(await get(ctx, who, url), 404, 'NOT_FOUND');

@@ -4,6 +4,7 @@
  * covers workspace, media id and expiry, so changing any part of the URL, or using it after
  * `expires`, is refused. The parameter is named `token` so request logs redact it.
  */
+import { urlSegmentOfScope } from '../../lib/livemode.js';
 import { hmacSha256, safeEqual, type Keyring } from '../../lib/crypto.js';
 
 export const DOWNLOAD_PREFIX = '/media-files';
@@ -13,7 +14,8 @@ function mac(keyring: Keyring, workspaceId: string, mediaId: string, expiresAt: 
 }
 
 export function localDownloadUrl(baseUrl: string, keyring: Keyring, workspaceId: string, mediaId: string, expiresAt: number): string {
-  return `${baseUrl}${DOWNLOAD_PREFIX}/${workspaceId}/${mediaId}?expires=${expiresAt}&token=${mac(keyring, workspaceId, mediaId, expiresAt)}`;
+  // The path names a test twin as `test-{live id}` (responses never show a twin's id); the token signs the scope itself.
+  return `${baseUrl}${DOWNLOAD_PREFIX}/${urlSegmentOfScope(workspaceId)}/${mediaId}?expires=${expiresAt}&token=${mac(keyring, workspaceId, mediaId, expiresAt)}`;
 }
 
 /** True when `token` is the signature of exactly these values (compared in constant time). */
