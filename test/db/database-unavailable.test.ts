@@ -13,7 +13,9 @@
  *   it again once the database is back; nothing is charged twice;
  * - a webhook delivery's outcome whose write met the outage is written again once the database
  *   answers (the delivery is not left leased until its lease expires and then sent a second time).
- * And `isDatabaseUnavailable` tells these failures from the statement's own.
+ * And `isDatabaseUnavailable` tells these failures from the statement's own. The jobs run with
+ * test keys (simulated work, the test balance, the ledger of the test twin); the webhook's event is
+ * written directly in the live workspace.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,10 +28,10 @@ import { executeJob } from '../../src/modules/jobs/executor.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
-import { describeEachDatabase, type TestContext } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedTenant } from '../support/seed.js';
+import { scopeOf, seedTenant } from '../support/seed.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { createHook, emit, onlyDelivery, WEBHOOK_TEST_ENV } from '../support/webhooks.js';
 import { DeliveryWorker } from '../../src/modules/webhooks/delivery-worker.js';
@@ -79,7 +81,7 @@ function faultyDeps(deps: Deps): { deps: Deps; arm(fault: Fault, times?: number)
 }
 
 async function claimedJob(ctx: TestContext) {
-  const t = await seedTenant(ctx.deps, { credits: 10_000_000 });
+  const t = await seedTenant(ctx.deps, { credits: 10_000_000, mode: 'test' });
   const res = await run(ctx, t, 'music.generate', { prompt: 'a restart [sim:delay=0]', durationSeconds: 10 });
   assert.equal(res.statusCode, 202, res.body);
   const jobId = res.json().data.jobId as string;
@@ -146,7 +148,7 @@ describeEachDatabase('a job finish when the database drops the connection', (get
     assert.deepEqual(state.usage, [-Number(state.cost_mc)], 'one usage entry: the job cost');
     assert.ok(state.media.length > 0, 'music.generate stores its audio');
     for (const m of state.media) assert.ok(await readable(ctx, m.storage_key), 'the result file is stored');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('committed, answer lost: the attempt knows its finish is there and keeps the files', async () => {
@@ -163,7 +165,7 @@ describeEachDatabase('a job finish when the database drops the connection', (get
     assert.deepEqual(state.usage, [-Number(state.cost_mc)], 'charged once');
     assert.ok(state.media.length > 0);
     for (const m of state.media) assert.ok(await readable(ctx, m.storage_key), 'the completed job\'s file was not deleted');
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('unreachable past the lease: left to lease recovery, run again once the database is back, charged once', async () => {
@@ -184,9 +186,9 @@ describeEachDatabase('a job finish when the database drops the connection', (get
     assert.equal(state.status, 'completed');
     assert.deepEqual(state.usage, [-Number(state.cost_mc)], 'charged once');
     for (const m of state.media) assert.ok(await readable(ctx, m.storage_key));
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
-});
+}, testKeySuite());
 
 const receiver = HttpsReceiver.forThisFile();
 

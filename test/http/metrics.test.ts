@@ -4,7 +4,8 @@
  * retried then delivered, another given up, 429s by details.limit, an open job stream, the pool,
  * housekeeping. Values are read from the Prometheus text /metrics answers (parsed strictly) and
  * compared with what the workload did; times come from the fake clock, so every duration and age
- * is exact.
+ * is exact. Tenants that run operations use test keys (simulated work, the test balance); the
+ * others run nothing and stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { balance, drain, getJob, run } from '../support/jobs.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
@@ -56,9 +57,9 @@ describeEachDatabase(
     test('workload: a completed job, a failed job and a retried delivery appear by name, labels and value (jobs, providers, credits, webhooks)', async () => {
       const ctx = get();
       receiver.reset();
-      const hook = await createHook(ctx, receiver, { eventTypes: ['job.failed'] });
+      const hook = await createHook(ctx, receiver, { tenant: await seedTenant(ctx.deps, { mode: 'test' }), eventTypes: ['job.failed'] });
       const t = hook.tenant;
-      await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 500_000 });
+      await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 500_000, mode: 'test' });
       const before = await scrape(ctx);
       for (const op of ['chat.generate', 'music.generate']) {
         assert.equal(value(before, 'jobs_waiting', { operation: op }), 0, `every operation is reported, 0 when idle: ${op}`);
@@ -212,7 +213,7 @@ describeEachDatabase(
 
     test('429s are counted by code and details.limit: POINTS_MINUTE, WAITING_JOBS, WORKSPACE_BUDGET_DAY', async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 500_000 });
+      const t = await seedTenant(ctx.deps, { credits: 500_000, mode: 'test' });
       const before = await scrape(ctx);
       const count = (x: Exposition, code: string, limit: string) => value(x, 'http_429_responses_total', { code, limit });
 
@@ -248,7 +249,7 @@ describeEachDatabase(
 
     test('job_streams_open counts the streams this process holds open', async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 500_000 });
+      const t = await seedTenant(ctx.deps, { credits: 500_000, mode: 'test' });
       const queued = await run(ctx, t, 'music.generate', MUSIC());
       assert.equal(queued.statusCode, 202, queued.body);
       assert.equal(value(await scrape(ctx), 'job_streams_open'), 0);
@@ -316,8 +317,8 @@ describeEachDatabase(
       assert.ok(passes >= 1);
       assert.equal(value(m, 'housekeeping_last_success_timestamp_seconds'), ctx.clock.now() / 1000);
 
-      const t = await seedTenant(ctx.deps);
-      await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 100_000, expiresAt: ctx.clock.now() + 3600_000 });
+      const t = await seedTenant(ctx.deps, { mode: 'test' });
+      await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 100_000, expiresAt: ctx.clock.now() + 3600_000, mode: 'test' });
       const res = await call(ctx, 'POST', '/v1/runs', {
         secret: t.secret,
         workspaceId: t.workspace.id,
@@ -358,7 +359,7 @@ describeEachDatabase(
       }
     });
   },
-  { env: WEBHOOK_TEST_ENV },
+  testKeySuite({ env: WEBHOOK_TEST_ENV }),
 );
 
 test(

@@ -5,12 +5,13 @@
  * error schema fails the request that provoked it. Also the answers it is built on: each refusal
  * class of a key route is documented with the error envelope, and every route with a JSON body
  * documents 413 PAYLOAD_TOO_LARGE (found by this check: the body limit's refusal was undocumented);
- * every route documents 503 UNAVAILABLE and every route that writes 507 STORAGE_FULL.
+ * every route documents 503 UNAVAILABLE and every route that writes 507 STORAGE_FULL. The estimate
+ * is asked with a test key (an operation on the simulated provider).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { call, describeEachDatabase } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { checkRefusals, servedOpenApi } from '../support/openapi-responses.js';
 
@@ -72,12 +73,12 @@ describeEachDatabase(
       }
       assert.ok(withBody >= 4, `routes with a JSON body: ${withBody}`);
       await checkRefusals(ctx.app);
-      const t = await seedTenant(ctx.deps, { credits: 1000 });
+      const t = await seedTenant(ctx.deps, { credits: 1000, mode: 'test' });
       const res = await call(ctx, 'POST', '/v1/estimates', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'speech.generate', input: { text: 'x'.repeat(3 * 1024 * 1024) } } });
       assert.equal(res.statusCode, 413, res.body);
       assert.equal(res.json().code, 'PAYLOAD_TOO_LARGE');
     });
   },
-  {},
+  testKeySuite(),
   ['sqlite'],
 );

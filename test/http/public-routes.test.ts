@@ -1,8 +1,9 @@
 /**
  * Shared route tests run for every public endpoint: authentication, workspace, scope, envelope.
  * The refusals of runs are a test key's (simulated work, the test balance). The per-endpoint
- * cases use live keys on the test-rig exception (SIMULATE_LIVE): their setups
- * (support/endpoints.ts) fund and seed the live workspace.
+ * cases that must succeed use test keys too (support/endpoints.ts sets up in the key's mode: test
+ * credits, webhooks and events of the test twin); the refusals before anything runs (401, 400,
+ * 403) are asked with live keys, which run nothing.
  */
 import { before, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
@@ -58,9 +59,6 @@ describeEachDatabase('shared route rules', (get) => {
   });
 }, testKeySuite());
 
-// Live keys on the test-rig exception (SIMULATE_LIVE, the harness's default): the endpoints' setups
-// (support/endpoints.ts) grant live credits, run operations and seed webhooks and events in the
-// live workspace.
 describeEachDatabase('shared route rules: every endpoint', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
@@ -72,7 +70,7 @@ describeEachDatabase('shared route rules: every endpoint', (get) => {
 
     test(`${name}: success is ${status} in the envelope with code ${ep.code}, X-Request-Id and RateLimit headers`, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 5000 });
+      const t = await seedTenant(ctx.deps, { credits: 5000, mode: 'test' });
       const prepared = await prepareEndpoint(ctx, ep, t);
       const res = await call(ctx, ep.method, prepared.url, { secret: t.secret, workspaceId: t.workspace.id, headers: headers(), body: prepared.body });
       assert.equal(res.statusCode, status, res.body);
@@ -148,7 +146,7 @@ describeEachDatabase('shared route rules: every endpoint', (get) => {
 
     test(`${name}: costs ${ep.points} usage points`, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps);
+      const t = await seedTenant(ctx.deps, { mode: 'test' });
       // Both setups first: a setup may spend points itself (seeding a job through POST /v1/runs),
       // and each request gets a resource of its own (a retry needs a job that is still failed).
       const p1 = await prepareEndpoint(ctx, ep, t);
@@ -162,4 +160,4 @@ describeEachDatabase('shared route rules: every endpoint', (get) => {
       assert.equal(r1 - r2, ep.points);
     });
   }
-});
+}, testKeySuite());

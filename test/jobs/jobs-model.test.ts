@@ -55,6 +55,9 @@
  * OpenAI and Replicate fakes, jobs-model-adapters.test.ts); this file holds the arbitraries of
  * the commands, the property and the regressions.
  *
+ * The keys are test keys (simulated work, the test balances; rows and ledger invariants under the
+ * test twins' ids, support/jobs-model-checks.ts scopeOf); the variant on the fakes keeps live keys.
+ *
  * JOBS_MODEL_RUNS raises the number of generated sequences (the default keeps the file well under
  * 90 s per database); JOBS_MODEL_COMMANDS the maximum sequence length; JOBS_MODEL_SEED (with
  * JOBS_MODEL_PATH) replays a reported failure; JOBS_MODEL_STATS=1 prints what the sequences reached.
@@ -66,10 +69,10 @@ import { claimJobs } from '../../src/worker/job-claim.js';
 import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
 import { JobWorker } from '../../src/worker/job-worker.js';
-import { describeEachDatabase, type TestContext } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { stats, type Dirs, type OpKind, type Spec } from '../support/jobs-model.js';
-import { api, type Real } from '../support/jobs-model-checks.js';
+import { api, scopeOf, type Real } from '../support/jobs-model-checks.js';
 import { AdvanceCmd, BurstCmd, CancelCmd, DieCmd, DrainCmd, dyingSignal, MaintenanceCmd, RecoverCmd, RetryCmd, RunCmd, WorkCmd, type Advance, type Cmd, type IdemChoice } from '../support/jobs-model-commands.js';
 import { budgetCmdArb, callerArb, cleanup, grantCmdArb, pickArb, replayParameters, runSequence, setup, worldArb, type World } from '../support/jobs-model-world.js';
 import { checkRefusals } from '../support/openapi-responses.js';
@@ -127,12 +130,12 @@ describeEachDatabase('job lifecycle and money, model-based', (get) => {
     // Every refusal of the sequences (402, 404, 409, 429 …) is one /openapi.json documents for its route.
     await checkRefusals(ctx.app);
     await fc.assert(
-      fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), (world, cmds) => runSequence(ctx, world, cmds)),
+      fc.asyncProperty(worldArb, fc.commands(commandArbs, { maxCommands: MAX_COMMANDS, size: 'max' }), (world, cmds) => runSequence(ctx, world, cmds, undefined, 'test')),
       { numRuns: RUNS, ...replayParameters(), includeErrorInReport: true },
     );
     if (process.env.JOBS_MODEL_STATS) console.error([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
   });
-});
+}, testKeySuite());
 
 // ---------------------------------------------------------------------------------------------
 // Regressions found by the model (focused, deterministic).
@@ -145,7 +148,7 @@ describeEachDatabase('job lifecycle and money, regressions', (get) => {
       wsBudgets: [0, 1].map(() => ({ dailyMillicents: null, weeklyMillicents: null, monthlyMillicents: null })),
       grants: [{ ws: 0, amount: 200_000, expiry: 'never' }],
     };
-    const { real: r } = await setup(ctx, world);
+    const { real: r } = await setup(ctx, world, 'test');
     const res = await api(r, 0, 0, 'POST', '/v1/runs', { idem: 'lost-video', body: { operationId: 'video.generate', input: { prompt: 'clip [sim:delay=0][sim:cost=5000]', durationSeconds: 5 } } });
     assert.equal(res.statusCode, 202, res.body);
     const jobId = res.json().data.jobId as string;
@@ -174,7 +177,7 @@ describeEachDatabase('job lifecycle and money, regressions', (get) => {
       assert.equal(done.status, 'completed');
       // 5 steps of 1000 each: 2000 charged when the job was lost, 3000 for the three steps of the retry.
       assert.equal(done.costMillicents, 5000, 'each step is charged exactly once over the job');
-      await assertLedgerInvariants(ctx.deps, r.wsIds[0]!);
+      await assertLedgerInvariants(ctx.deps, scopeOf(r, 0));
     } finally {
       await cleanup(r);
     }
@@ -189,9 +192,9 @@ describeEachDatabase('job lifecycle and money, regressions', (get) => {
       assert.equal(cancelled.json().data.costMillicents, 2000, 'nothing ran since the retry: nothing more is charged');
       const bal = (await api(r, 0, 0, 'GET', '/v1/balance')).json().data;
       assert.deepEqual([bal.totalMillicents, bal.reservedMillicents], [200_000 - 2000, 0]);
-      await assertLedgerInvariants(ctx.deps, r.wsIds[0]!);
+      await assertLedgerInvariants(ctx.deps, scopeOf(r, 0));
     } finally {
       await cleanup(r);
     }
   });
-});
+}, testKeySuite());

@@ -1,7 +1,9 @@
 /**
  * What an agent gets from the MCP endpoint (issue 18), with the official SDK client: titles,
  * truthful hints and output schemas; one tool per operation the key may run, with its price;
- * optional idempotency keys and the lookup of a key whose answer was lost.
+ * optional idempotency keys and the lookup of a key whose answer was lost. The keys that list and
+ * run tools are test keys (every operation on the simulated provider, the test balance); keys of
+ * other workspaces, refused before anything runs, stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,11 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { typicalInputOf } from '../../src/operations/registry.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
-import { call, describeEachDatabase, testConfig } from '../support/harness.js';
+import { call, describeEachDatabase, testConfig, testKeySuite } from '../support/harness.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { baseUrl } from '../support/base-url.js';
 import { callTool, connectClient } from '../support/mcp-client.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { scopeOf as workspaceScope, seedKey, seedTenant } from '../support/seed.js';
 import { balance, drain } from '../support/jobs.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -40,7 +42,7 @@ const DESTRUCTIVE = new Set(['service_jobs_cancel', 'service_webhooks_update', '
 describeEachDatabase('MCP for agents', (get) => {
   test('every tool has a title, the four hints set truthfully and an outputSchema; one run tool per operation, priced in its description', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const { tools } = await client.listTools();
@@ -80,7 +82,7 @@ describeEachDatabase('MCP for agents', (get) => {
       assert.ok(image.description!.includes(`at most ${est.json().data.maximumCostMillicents.toLocaleString('en-US')} millicents`), image.description);
 
       // A key allowed one operation sees one run tool and that operation alone in the enum.
-      const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'], transports: ['mcp'] });
+      const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'], transports: ['mcp'], mode: 'test' });
       const narrowClient = await connectClient(ctx, narrow.secret);
       try {
         const listed = (await narrowClient.listTools()).tools;
@@ -98,7 +100,7 @@ describeEachDatabase('MCP for agents', (get) => {
 
   test('a per-operation tool runs its operation; without idempotencyKey the server draws one and returns it, and repeating with it spends nothing more', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const ran = await callTool(client, 'service_run_chat_generate', { workspaceId: t.workspace.id, ...CHAT });
@@ -125,7 +127,7 @@ describeEachDatabase('MCP for agents', (get) => {
       assert.equal(retry.status, 202, JSON.stringify(retry.body));
       assert.match(retry.body.idempotencyKey, /^[0-9a-f-]{36}$/, 'retries get a key too');
       await drain(ctx);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, workspaceScope(t));
     } finally {
       await client.close();
     }
@@ -133,7 +135,7 @@ describeEachDatabase('MCP for agents', (get) => {
 
   test('service_runs_lookup finds the job of a call whose answer was lost, for the same key and workspace only', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       // The answer is dropped: the client gives up on the HTTP exchange while the run is under way.
@@ -172,7 +174,7 @@ describeEachDatabase('MCP for agents', (get) => {
       const missing = await callTool(client, 'service_runs_lookup', { workspaceId: t.workspace.id });
       assert.deepEqual([missing.isError, missing.body.code], [true, 'INVALID_REQUEST'], 'the lookup needs the key');
       // Another key of the same owner, and another workspace, never see it.
-      const sibling = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
+      const sibling = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'], mode: 'test' });
       const siblingClient = await connectClient(ctx, sibling.secret);
       try {
         const hidden = await callTool(siblingClient, 'service_runs_lookup', { workspaceId: t.workspace.id, idempotencyKey: key });
@@ -187,7 +189,7 @@ describeEachDatabase('MCP for agents', (get) => {
       ctx.clock.advance(24 * 3_600_000 + 1000);
       const expired = await callTool(client, 'service_runs_lookup', { workspaceId: t.workspace.id, idempotencyKey: key });
       assert.deepEqual([expired.status, expired.body.code], [404, 'NOT_FOUND']);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, workspaceScope(t));
     } finally {
       await client.close();
     }
@@ -195,7 +197,7 @@ describeEachDatabase('MCP for agents', (get) => {
 
   test('produced files come back as resource_link blocks (name, MIME type, size, signed URL); a failed job and a refusal say their code and what to do next', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 200_000 });
+    const t = await seedTenant(ctx.deps, { credits: 200_000, mode: 'test' });
     const client = await connectClient(ctx, t.secret);
     try {
       const queued = await callTool(client, 'service_run_image_generate', { workspaceId: t.workspace.id, prompt: 'two lighthouses', count: 2, width: 256, height: 256 });
@@ -232,7 +234,7 @@ describeEachDatabase('MCP for agents', (get) => {
       assert.equal(timedOut.body.nextStep.action, 'retry');
       assert.match(timedOut.body.nextStep.advice, /service_jobs_retry/);
 
-      const poor = await seedTenant(ctx.deps);
+      const poor = await seedTenant(ctx.deps, { mode: 'test' });
       const poorClient = await connectClient(ctx, poor.secret);
       try {
         const refused = await callTool(poorClient, 'service_run_image_generate', { workspaceId: poor.workspace.id, prompt: 'a lighthouse' });
@@ -242,8 +244,8 @@ describeEachDatabase('MCP for agents', (get) => {
       } finally {
         await poorClient.close();
       }
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
-      await assertLedgerInvariants(ctx.deps, poor.workspace.id);
+      await assertLedgerInvariants(ctx.deps, workspaceScope(t));
+      await assertLedgerInvariants(ctx.deps, workspaceScope(poor));
     } finally {
       await client.close();
     }
@@ -286,7 +288,7 @@ describeEachDatabase('MCP for agents', (get) => {
 
   test('the new tools (one per operation, runs, lookup) follow the REST rules: another workspace is 403 FORBIDDEN_WORKSPACE, a key without the scope is 403 FORBIDDEN_SCOPE', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
     const other = await seedTenant(ctx.deps);
     const client = await connectClient(ctx, t.secret);
     try {
@@ -315,7 +317,7 @@ describeEachDatabase('MCP for agents', (get) => {
           assert.ok(scope, `${x.name} names its scope`);
           let narrowClient = narrowClients.get(scope);
           if (!narrowClient) {
-            const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'], scopes: SCOPES.filter((s) => s !== scope) });
+            const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'], scopes: SCOPES.filter((s) => s !== scope), mode: 'test' });
             narrowClient = await connectClient(ctx, narrow.secret);
             narrowClients.set(scope, narrowClient);
           }
@@ -328,9 +330,9 @@ describeEachDatabase('MCP for agents', (get) => {
         for (const c of narrowClients.values()) await c.close();
       }
       assert.equal(checked, OPERATION_IDS.length + 2, `${checked} tools checked`);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, workspaceScope(t));
     } finally {
       await client.close();
     }
   });
-});
+}, testKeySuite());

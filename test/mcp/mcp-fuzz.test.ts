@@ -10,7 +10,8 @@
  * exactly when the REST status is an error, with a registered code and its status; a call whose
  * arguments fit the tool's published schema answers exactly what the REST route answers (status,
  * code, details, Retry-After); non-base64 upload data is INVALID_REQUEST; nothing of B ever
- * appears; refused calls write nothing.
+ * appears; refused calls write nothing. Both tenants and the narrow key are test keys (simulated
+ * work, the test balance; B's rows are read under its test twin's id, which never appears either).
  *
  * The webhook property tests that once shared this file are test/webhooks/webhook-fuzz.test.ts;
  * the pieces both use are in test/support/api-fuzz.ts.
@@ -28,10 +29,10 @@ import { sql } from 'kysely';
 import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_REGISTRY } from '../../src/http/errors.js';
 import { isBase64, stringifyJson } from '../../src/mcp/tool-replay.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { uniqueHost, verifyHost } from '../support/webhook-hosts.js';
 import { check } from '../support/fast-check.js';
 import { ABSENT, assertEnvelope, assertNoForeignData, deepArb, isRegistered, maybe, multipart, PIXEL_PNG, RUNS, SECRET_RE, toJsonText, uploadPixel, wrongType, type Body, type Maybe } from '../support/api-fuzz.js';
@@ -224,13 +225,13 @@ function mcpFixture(ctx: TestContext): Promise<McpFixture> {
 }
 
 async function buildMcpFixture(ctx: TestContext): Promise<McpFixture> {
-  const a = await seedTenant(ctx.deps, { credits: 40_000 });
-  const b = await seedTenant(ctx.deps, { credits: 1_000_000 });
+  const a = await seedTenant(ctx.deps, { credits: 40_000, mode: 'test' });
+  const b = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
   for (const t of [a, b]) {
     const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000, pointsPerMonth: 100_000_000 } });
     assert.equal(res.statusCode, 200, res.body);
   }
-  const narrow = await seedKey(ctx.deps, a.user.id, [a.workspace.id], { scopes: ['workspaces:read', 'jobs:read', 'billing:read'], transports: ['rest', 'mcp'] });
+  const narrow = await seedKey(ctx.deps, a.user.id, [a.workspace.id], { scopes: ['workspaces:read', 'jobs:read', 'billing:read'], transports: ['rest', 'mcp'], mode: 'test' });
 
   const marker = `b-private-marker-${Math.random().toString(36).slice(2)}`;
   const bRun = await run(ctx, b, 'sprite.generate', { prompt: `${marker} [sim:outputBytes=20000]`, frames: 1, frameWidth: 16, frameHeight: 16 });
@@ -253,9 +254,10 @@ async function buildMcpFixture(ctx: TestContext): Promise<McpFixture> {
   assert.equal(bHook.statusCode, 200, bHook.body);
 
   const ids = async (table: 'credit_allocations' | 'credit_transactions' | 'events' | 'jobs' | 'media') =>
-    (await ctx.deps.db.selectFrom(table).select('id').where('workspace_id', '=', b.workspace.id).execute()).map((r) => r.id);
+    (await ctx.deps.db.selectFrom(table).select('id').where('workspace_id', '=', scopeOf(b)).execute()).map((r) => r.id);
   const foreign = [
     b.workspace.id,
+    scopeOf(b),
     b.user.id,
     b.key.id,
     b.secret,
@@ -737,7 +739,7 @@ describeEachDatabase('MCP fuzz', (get) => {
     const seen = Object.keys(stats);
     for (const code of ['FORBIDDEN_WORKSPACE', 'INVALID_REQUEST', 'NOT_FOUND']) assert.ok(seen.some((k) => k.endsWith(`:${code}`)), `${code} reached: ${JSON.stringify(stats)}`);
     assert.ok(seen.some((k) => k.endsWith(':ok')) && (stats.restCompared ?? 0) > 0, JSON.stringify(stats));
-    await assertLedgerInvariants(ctx.deps, f.a.workspace.id);
-    await assertLedgerInvariants(ctx.deps, f.b.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(f.a));
+    await assertLedgerInvariants(ctx.deps, scopeOf(f.b));
   });
-});
+}, testKeySuite());

@@ -3,7 +3,8 @@
  * outside tasks/result (docs/mcp.md "Task status notifications", docs/decisions.md "MCP transport").
  * With the official SDK client on a real socket (its StreamableHTTPClientTransport opens the GET
  * stream itself after initialize), and with raw requests where the wire matters (priming event,
- * ids, resume, refusals, shutdown).
+ * ids, resume, refusals, shutdown). Keys whose streams carry jobs are test keys (simulated work,
+ * the test balance); those that only open or are refused streams stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,9 +21,10 @@ import { RECONNECT_AFTER_MS } from '../../src/mcp/task-events.js';
 import { openTaskStreams, STREAMS_PER_KEY } from '../../src/mcp/task-notifications.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
 import { claimJobs } from '../../src/worker/job-claim.js';
 import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
-import { admin, describeEachDatabase, TEST_SECRET_KEY, type TestContext } from '../support/harness.js';
+import { admin, describeEachDatabase, TEST_SECRET_KEY, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
 import { baseUrl } from '../support/base-url.js';
 import { frameReader, streamGet, type Frame } from '../support/sse.js';
@@ -75,7 +77,7 @@ async function untilStatus(reader: ReturnType<typeof frameReader>, jobId: string
 describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
   test('standing stream: the SDK client opens GET /mcp itself and is told of a queued run’s pending → processing → completed, without tasks/result; a failed run says failed', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const w = await watchingClient(ctx, t.secret);
     try {
       const jobId = await queued(ctx, t);
@@ -102,7 +104,7 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
 
   test('a requeued task is notified: a job whose worker lost its lease goes back to the queue (working, "Job waiting in the queue"), then runs to completion; one notification per status change', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const w = await watchingClient(ctx, t.secret);
     try {
       const jobId = await queued(ctx, t);
@@ -124,12 +126,13 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
 
   test('scope: no notification of another workspace’s job (another tenant’s, or the same owner’s workspace the key lacks); X-Service-Workspace narrows a key of two workspaces to one; without it every workspace of the key is covered', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const other = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
+    const other = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const second = await accounts.createWorkspace(ctx.deps, { name: 'Second', plan: 'pro', ownerUserId: t.user.id });
-    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000 });
-    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { transports: ['rest', 'mcp'] });
-    const secondKey = await seedKey(ctx.deps, t.user.id, [second.id], { transports: ['rest', 'mcp'] });
+    await ensureTestTwin(ctx.deps.db, second, 0, ctx.clock.now());
+    await grantCredits(ctx.deps, second.id, { amountMillicents: 1_000_000, mode: 'test' });
+    const both = await seedKey(ctx.deps, t.user.id, [t.workspace.id, second.id], { transports: ['rest', 'mcp'], mode: 'test' });
+    const secondKey = await seedKey(ctx.deps, t.user.id, [second.id], { transports: ['rest', 'mcp'], mode: 'test' });
 
     const onlyFirst = await watchingClient(ctx, t.secret);
     const pinned = await watchingClient(ctx, both.secret, { 'x-service-workspace': t.workspace.id });
@@ -154,7 +157,7 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
   test('a second process’s change arrives: a job run to completion by another process of the deployment is notified through the cross-process job-change feed (PostgreSQL LISTEN/NOTIFY)', async (tt) => {
     const ctx = get();
     if (ctx.dbName !== 'postgres') return tt.skip('one process owns an embedded database (SQLite, PGlite): no second process to hear from');
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     // Only the feed can deliver within the test: the safety poll is pushed out of reach.
     const saved = { ...ctx.deps.streamSettings };
     ctx.deps.streamSettings.pollMs = 600_000;
@@ -181,7 +184,7 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
   test('wire: priming event (id, retry, empty data) first; each notification is `event: message` with a unique id; Last-Event-ID resumes with the changes missed while away; a Last-Event-ID that this endpoint never sent is 400', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const first = rawGet(base, { authorization: `Bearer ${t.secret}` });
     const res = await first.response;
     assert.equal(res.status, 200);
@@ -225,7 +228,7 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
 
   test('the SDK client resumes by itself: its connection drops, a job runs to completion meanwhile, and its reconnect with Last-Event-ID brings that job’s status changes', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const gets: (string | null)[] = [];
     let releaseReconnect!: () => void;
     const reconnectGate = new Promise<void>((resolve) => (releaseReconnect = resolve));
@@ -362,4 +365,4 @@ describeEachDatabase('MCP task status notifications (GET /mcp)', (get) => {
       if (app2.server.listening) await app2.close();
     }
   });
-});
+}, testKeySuite());

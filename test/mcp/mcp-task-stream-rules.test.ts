@@ -2,7 +2,9 @@
  * Rules of the standing MCP stream (GET /mcp) beyond its notifications (docs/mcp.md "Task status
  * notifications", docs/decisions.md "MCP transport"): the resume window, what opening costs, the
  * key's cap counted across processes, the per-process cap counted apart from job streams, a
- * workspace the key loses, a client that stops reading. Raw requests on a real socket.
+ * workspace the key loses, a client that stops reading. Raw requests on a real socket. Keys whose
+ * streams carry jobs are test keys (simulated work, the test balance; a test key's stream covers
+ * the test twins, testScopeOf); those that only open streams stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +12,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { buildApp } from '../../src/app.js';
 import * as accounts from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
+import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
+import { testScopeOf } from '../../src/lib/livemode.js';
 import { RESUME_WINDOW_MS } from '../../src/mcp/task-events.js';
 import { openTaskStreams, STREAMS_PER_KEY, taskHubs } from '../../src/mcp/task-notifications.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
 import { baseUrl } from '../support/base-url.js';
 import { frameReader, streamGet } from '../support/sse.js';
@@ -40,7 +44,7 @@ describeEachDatabase('MCP standing stream: resume window and cost', (get) => {
   test('resume window: a Last-Event-ID within 10 minutes replays the changes since; an older one replays nothing (the stream starts afresh)', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const position = ctx.clock.now() - 1000;
     const lastEventId = `${position}.0123456789ab.7`;
     const old = await completedJob(ctx, t);
@@ -88,7 +92,7 @@ describeEachDatabase('MCP standing stream: resume window and cost', (get) => {
     stream.request.destroy();
     await waitFor('stream closed', () => openTaskStreams(ctx.app) === 0);
   });
-});
+}, testKeySuite());
 
 describeEachDatabase('MCP standing stream: the key’s cap in every process, lost workspaces, slow clients', (get) => {
   const slotsOf = async (ctx: TestContext, keyId: string) =>
@@ -167,14 +171,15 @@ describeEachDatabase('MCP standing stream: the key’s cap in every process, los
   test('a stream of several workspaces drops the one its key lost (the owner left the organization) and goes on with the rest; one pinned to the lost workspace ends', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const owner = await seedTenant(ctx.deps, { credits: 1_000_000 });
-    const member = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const owner = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
+    const member = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const org = await accounts.createOrganization(ctx.deps, { name: 'Acme', ownerUserId: owner.user.id });
     const orgWs = await accounts.createWorkspace(ctx.deps, { name: 'Acme shared', plan: 'starter', organizationId: org.id });
     await accounts.setMember(ctx.deps, org.id, { userId: member.user.id, role: 'admin' });
-    const both = await seedKey(ctx.deps, member.user.id, [orgWs.id, member.workspace.id], { transports: ['rest', 'mcp'] });
-    const ownerKey = await seedKey(ctx.deps, owner.user.id, [orgWs.id]);
-    await grantCredits(ctx.deps, orgWs.id, { amountMillicents: 1_000_000 });
+    await ensureTestTwin(ctx.deps.db, orgWs, 0, ctx.clock.now());
+    const both = await seedKey(ctx.deps, member.user.id, [orgWs.id, member.workspace.id], { transports: ['rest', 'mcp'], mode: 'test' });
+    const ownerKey = await seedKey(ctx.deps, owner.user.id, [orgWs.id], { mode: 'test' });
+    await grantCredits(ctx.deps, orgWs.id, { amountMillicents: 1_000_000, mode: 'test' });
     const orgTenant = { secret: ownerKey.secret, workspace: { id: orgWs.id } } as Tenant;
     const memberTenant = { secret: both.secret, workspace: member.workspace } as Tenant;
 
@@ -185,7 +190,7 @@ describeEachDatabase('MCP standing stream: the key’s cap in every process, los
     await allReader.next();
     await pinnedReader.next();
     const hub = taskHubs.get(ctx.app)!;
-    assert.ok(hub.covered().has(orgWs.id) && hub.covered().has(member.workspace.id));
+    assert.ok(hub.covered().has(testScopeOf(orgWs.id)) && hub.covered().has(testScopeOf(member.workspace.id)), 'the test key\'s stream covers the test twins');
     const before = await completedJob(ctx, orgTenant);
     const seenBefore: string[] = [];
     while (!seenBefore.includes('completed')) {
@@ -195,7 +200,7 @@ describeEachDatabase('MCP standing stream: the key’s cap in every process, los
 
     await accounts.removeMember(ctx.deps, org.id, member.user.id);
     while (await pinnedReader.next(10_000));
-    await waitFor('the lost workspace dropped', () => !hub.covered().has(orgWs.id));
+    await waitFor('the lost workspace dropped', () => !hub.covered().has(testScopeOf(orgWs.id)));
     assert.equal(openTaskStreams(ctx.app), 1, 'the stream of both workspaces goes on');
     const lost = await completedJob(ctx, orgTenant);
     const kept = await completedJob(ctx, memberTenant);
@@ -212,7 +217,7 @@ describeEachDatabase('MCP standing stream: the key’s cap in every process, los
   test('a client that stops reading is cut off once more than maxBufferedBytes wait unsent (its slot freed); what was sent before stays intact', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const saved = { ...ctx.deps.streamSettings };
     ctx.deps.streamSettings.maxBufferedBytes = 2048;
     let serverSide: Socket | undefined;
@@ -238,7 +243,7 @@ describeEachDatabase('MCP standing stream: the key’s cap in every process, los
       Object.assign(ctx.deps.streamSettings, saved);
     }
   });
-});
+}, testKeySuite());
 
 describeEachDatabase(
   'MCP standing stream: the process cap',
@@ -246,7 +251,7 @@ describeEachDatabase(
     test('STREAMS_PER_PROCESS bounds the MCP streams of a process (429 CONCURRENCY_LIMITED, scope service), counted apart from job streams', async () => {
       const ctx = get();
       const base = await baseUrl(ctx);
-      const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+      const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
       const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
       const third = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
       const open = [rawGet(base, t.secret), rawGet(base, second.secret)];
@@ -268,6 +273,6 @@ describeEachDatabase(
       await waitFor('streams closed', () => openTaskStreams(ctx.app) === 0);
     });
   },
-  { env: { STREAMS_PER_PROCESS: '2' } },
+  testKeySuite({ env: { STREAMS_PER_PROCESS: '2' } }),
   ['sqlite'],
 );

@@ -14,6 +14,8 @@
  *   database may grow.
  *
  * The built server on a real full file system (a small tmpfs) is test/process/full-disk.test.ts.
+ * Tenants that run operations use test keys (simulated work, the test balance; their rows and
+ * blobs are under the test twin's id, scopeOf); the uploads alone stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,8 +25,8 @@ import { dirname, join } from 'node:path';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
 import { inTransaction } from '../../src/db/group-commit.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { admissionProblems } from '../support/fault-load.js';
@@ -122,7 +124,7 @@ describeEachDatabase('a full disk', (get) => {
 
   test('a job whose result file meets ENOSPC fails with STORAGE_FULL, uncharged, its hold released, no blob left; its retry completes', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
     const admitted = await run(ctx, t, 'video.generate', { prompt: 'a full disk [sim:steps=1][sim:cost=700]', durationSeconds: 5 });
     assert.equal(admitted.statusCode, 202, admitted.body);
     const jobId = admitted.json().data.jobId as string;
@@ -133,9 +135,9 @@ describeEachDatabase('a full disk', (get) => {
     assert.equal(failed.status, 'failed');
     assert.equal(failed.errorCode, 'STORAGE_FULL');
     assert.equal(failed.costMillicents, 0, 'nothing of what could not be stored is charged');
-    assert.equal(await sumOpenHolds(ctx.deps.db, t.workspace.id), 0, 'the hold is released');
-    assert.deepEqual(await footprint(ctx, t.workspace.id), { rows: 0, events: 0, usedBytes: 0, blobs: 0, staged: 0 });
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    assert.equal(await sumOpenHolds(ctx.deps.db, scopeOf(t)), 0, 'the hold is released');
+    assert.deepEqual(await footprint(ctx, scopeOf(t)), { rows: 0, events: 0, usedBytes: 0, blobs: 0, staged: 0 });
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
 
     const retried = await retry(ctx, t, jobId);
     assert.equal(retried.statusCode, 202, retried.body);
@@ -143,17 +145,17 @@ describeEachDatabase('a full disk', (get) => {
     const done = await getJob(ctx, t, jobId);
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.equal(done.costMillicents, 700);
-    const [video] = await ctx.deps.db.selectFrom('media').select(['mime_type', 'job_id']).where('workspace_id', '=', t.workspace.id).execute();
+    const [video] = await ctx.deps.db.selectFrom('media').select(['mime_type', 'job_id']).where('workspace_id', '=', scopeOf(t)).execute();
     assert.deepEqual(video, { mime_type: 'video/mp4', job_id: jobId });
-    await assertBlobsMatchRows(ctx, t.workspace.id);
-    assert.equal(await sumOpenHolds(ctx.deps.db, t.workspace.id), 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertBlobsMatchRows(ctx, scopeOf(t));
+    assert.equal(await sumOpenHolds(ctx.deps.db, scopeOf(t)), 0);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   for (const failingStep of [2, 3]) {
     test(`a job whose step ${failingStep} of 3 meets ENOSPC fails with STORAGE_FULL charged for the ${failingStep - 1} recorded step(s) only, keeping their files; the retry runs the rest`, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+      const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
       const total = 3_000;
       const admitted = await run(ctx, t, 'image.generate', { prompt: `three images [sim:cost=${total}]`, width: 1024, height: 1024, count: 3 });
       assert.equal(admitted.statusCode, 202, admitted.body);
@@ -167,11 +169,11 @@ describeEachDatabase('a full disk', (get) => {
       const recorded = failingStep - 1;
       const charged = Array.from({ length: recorded }, (_, i) => stepCost(total, 3, i + 1)).reduce((a, b) => a + b, 0);
       assert.equal(failed.costMillicents, charged, `charged for the ${recorded} recorded step(s)`);
-      assert.equal(await sumOpenHolds(ctx.deps.db, t.workspace.id), 0, 'the hold is released');
-      const fp = await footprint(ctx, t.workspace.id);
+      assert.equal(await sumOpenHolds(ctx.deps.db, scopeOf(t)), 0, 'the hold is released');
+      const fp = await footprint(ctx, scopeOf(t));
       assert.equal(fp.rows, recorded, 'the recorded steps keep their files as media items; nothing of the failed step stays');
-      await assertBlobsMatchRows(ctx, t.workspace.id);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertBlobsMatchRows(ctx, scopeOf(t));
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
 
       const retried = await retry(ctx, t, jobId);
       assert.equal(retried.statusCode, 202, retried.body);
@@ -179,13 +181,13 @@ describeEachDatabase('a full disk', (get) => {
       const done = await getJob(ctx, t, jobId);
       assert.equal(done.status, 'completed', JSON.stringify(done));
       assert.equal(done.costMillicents, total, 'each step charged once over both attempts');
-      assert.equal((await footprint(ctx, t.workspace.id)).rows, 3);
-      await assertBlobsMatchRows(ctx, t.workspace.id);
-      assert.equal(await sumOpenHolds(ctx.deps.db, t.workspace.id), 0);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      assert.equal((await footprint(ctx, scopeOf(t))).rows, 3);
+      await assertBlobsMatchRows(ctx, scopeOf(t));
+      assert.equal(await sumOpenHolds(ctx.deps.db, scopeOf(t)), 0);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     });
   }
-});
+}, testKeySuite());
 
 describeEachDatabase(
   'the embedded database full (SQLITE_FULL)',
@@ -223,7 +225,7 @@ describeEachDatabase(
 
     test('SQLITE_FULL is answered 507 STORAGE_FULL, never 500; integrity_check ok, holds and jobs consistent, and all works again once the database may grow', async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 100_000_000 });
+      const t = await seedTenant(ctx.deps, { credits: 100_000_000, mode: 'test' });
       // Jobs admitted and claimed before the database filled up, run while it is full; and some
       // admitted but not claimed.
       const acked = new Map<string, string>();
@@ -267,7 +269,7 @@ describeEachDatabase(
       // An upload: the blob is written, its row is not; the blob is removed again.
       const up = await upload(ctx, t, await png(20, 20));
       if (up.statusCode !== 200) assert.equal(assertError(up, 507, 'STORAGE_FULL').details.storage, 'database');
-      await assertBlobsMatchRows(ctx, t.workspace.id);
+      await assertBlobsMatchRows(ctx, scopeOf(t));
 
       // The worker runs the jobs while the database cannot grow: a job whose result cannot be
       // recorded fails with STORAGE_FULL if that failure can be, else stays as it was (processing,
@@ -278,9 +280,9 @@ describeEachDatabase(
       assert.ok(outcomes.some((o) => o.status !== 'completed'), `some result could not be recorded: ${outcomes.map((o) => o.status).join(', ')}`);
       await drainWhileFull(ctx);
       assert.equal(await integrityCheck(ctx), 'ok');
-      assert.deepEqual(await admissionProblems(ctx.deps.db, t.workspace.id, acked), []);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
-      await assertBlobsMatchRows(ctx, t.workspace.id);
+      assert.deepEqual(await admissionProblems(ctx.deps.db, scopeOf(t), acked), []);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
+      await assertBlobsMatchRows(ctx, scopeOf(t));
 
       // Space again: a new run is admitted, leases of unfinished attempts expire and every job ends.
       await pragma(ctx, 'max_page_count = 1073741823');
@@ -290,20 +292,20 @@ describeEachDatabase(
       acked.set(key, next.json().data.jobId as string);
       ctx.clock.advance(ctx.config.jobLeaseMs + 1);
       await drain(ctx);
-      const jobs = await ctx.deps.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', t.workspace.id).execute();
+      const jobs = await ctx.deps.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', scopeOf(t)).execute();
       assert.equal(jobs.length, acked.size);
       for (const j of jobs) assert.ok(j.status === 'completed' || (j.status === 'failed' && j.error_code === 'STORAGE_FULL'), `job ${j.id}: ${j.status} ${j.error_code}`);
       assert.equal(jobs.find((j) => j.id === acked.get(key))?.status, 'completed');
       assert.equal(await integrityCheck(ctx), 'ok');
-      assert.deepEqual(await admissionProblems(ctx.deps.db, t.workspace.id, acked), []);
-      assert.equal(await sumOpenHolds(ctx.deps.db, t.workspace.id), 0);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
-      await assertBlobsMatchRows(ctx, t.workspace.id);
+      assert.deepEqual(await admissionProblems(ctx.deps.db, scopeOf(t), acked), []);
+      assert.equal(await sumOpenHolds(ctx.deps.db, scopeOf(t)), 0);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
+      await assertBlobsMatchRows(ctx, scopeOf(t));
       const after = await upload(ctx, t, await png(21, 21));
       assert.equal(after.statusCode, 200, after.body);
     });
   },
-  {},
+  testKeySuite(),
   testDatabaseNames().filter((n) => n === 'sqlite'),
 );
 

@@ -4,20 +4,26 @@
  * event feed, are delivered to webhooks subscribed to their type (and only those), and are listed
  * as workspace notifications; each fires at most once per threshold and period (or per allocation
  * or key), by the notifications' unique index. Periods and expiries move with the fake clock.
+ * Tenants whose alerts come from running operations (budgets, credits.low at admission) use test
+ * keys (simulated work, the test balance, alerts in the test twin: the operator's notifications
+ * list shows the live workspace's only, so theirs are read from the twin's rows, as the admin API
+ * presents them); the others run nothing and stay live (operator debits, expiries, keys, webhooks).
  */
 import { before, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import assert from 'node:assert/strict';
-import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { run } from '../support/jobs.js';
-import { seedKey, seedTenant, type Tenant, type TenantOptions } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant, type TenantOptions } from '../support/seed.js';
 import { createHook, deliveryRows, emit, WEBHOOK_TEST_ENV, worker } from '../support/webhooks.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { runMaintenanceOnce } from '../../src/worker/maintenance.js';
 import { ALERT_EVENT_TYPES } from '../../src/modules/events/store.js';
+import { listNotifications } from '../../src/modules/notifications/store.js';
+import { presentNotification } from '../../src/admin/present.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 import { batchCounts } from '../support/batch-counts.js';
 
@@ -60,14 +66,28 @@ async function alertCount(ctx: TestContext, workspaceId: string, kind: string): 
   return Number(r.n);
 }
 
+/** The live workspace's notifications, as the operator lists them (admin API). */
 async function notifications(ctx: TestContext, workspaceId: string): Promise<Array<Record<string, any>>> {
   const res = await ctx.app.inject({ method: 'GET', url: `/admin/v1/workspaces/${workspaceId}/notifications?limit=100`, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
   return assertOk(res).data.items;
 }
 
-/** A tenant with generous points and waiting-jobs limits (and `settings` applied by the admin API). */
-async function tenant(ctx: TestContext, credits: number, settings: Record<string, unknown> = {}, key: TenantOptions['key'] = {}): Promise<Tenant> {
-  const t = await seedTenant(ctx.deps, { credits, key });
+/**
+ * The notifications of a test tenant's alerts: rows of its test twin, which the operator's list
+ * (live workspaces only) does not show; read from the store and presented as the admin API
+ * presents a notification. The live workspace's list holds none of them.
+ */
+async function testNotifications(ctx: TestContext, t: Tenant): Promise<Array<Record<string, any>>> {
+  assert.equal(t.key.mode, 'test');
+  const rows = await listNotifications(ctx.deps.db, scopeOf(t), undefined, 100);
+  const live = new Set((await notifications(ctx, t.workspace.id)).map((n) => n.id));
+  assert.ok(rows.every((n) => !live.has(n.id)), 'a test alert is not in the live workspace\'s notifications');
+  return rows.map((n) => JSON.parse(JSON.stringify(presentNotification(n))));
+}
+
+/** A tenant with generous points and waiting-jobs limits (and `settings` applied by the admin API); `mode` test for tenants that run operations. */
+async function tenant(ctx: TestContext, credits: number, settings: Record<string, unknown> = {}, key: TenantOptions['key'] = {}, mode: 'live' | 'test' = 'live'): Promise<Tenant> {
+  const t = await seedTenant(ctx.deps, { credits, key, mode });
   const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000, waitingJobs: 1000 }, ...settings });
   assert.equal(res.statusCode, 200, res.body);
   return t;
@@ -88,7 +108,7 @@ async function cancel(ctx: TestContext, t: Tenant, jobId: string): Promise<void>
 
 /** The maximum cost of one image job, measured on a throwaway tenant. */
 async function imageMaximum(ctx: TestContext): Promise<number> {
-  const t = await tenant(ctx, 10_000_000);
+  const t = await tenant(ctx, 10_000_000, {}, {}, 'test');
   const { jobId, maximum } = await queue(ctx, t);
   await cancel(ctx, t, jobId);
   return maximum;
@@ -109,7 +129,7 @@ describeEachDatabase(
       const ctx = get();
       receiver.reset();
       const m = await imageMaximum(ctx);
-      const t = await tenant(ctx, 100 * m, { budgets: { dailyMillicents: 2 * m } });
+      const t = await tenant(ctx, 100 * m, { budgets: { dailyMillicents: 2 * m } }, {}, 'test');
       const watching = await createHook(ctx, receiver, { tenant: t, hostname: 'hooks.localhost', eventTypes: ['budget.threshold_crossed'], path: '/budget' });
       const other = await createHook(ctx, receiver, { tenant: t, hostname: 'hooks-b.localhost', eventTypes: ['job.completed', 'credits.low'], path: '/other' });
 
@@ -128,7 +148,7 @@ describeEachDatabase(
       // Below 50 % again (the hold released without a charge), then across it again: same day, no second alert.
       await cancel(ctx, t, first.jobId);
       const second = await queue(ctx, t);
-      assert.equal(await alertCount(ctx, t.workspace.id, 'budget.threshold_crossed'), 1, 'not again in the same period');
+      assert.equal(await alertCount(ctx, scopeOf(t), 'budget.threshold_crossed'), 1, 'not again in the same period');
 
       // Across 80 and 100 % with the next hold.
       const third = await queue(ctx, t);
@@ -136,7 +156,7 @@ describeEachDatabase(
       assert.deepEqual(events.map((e) => e.data.thresholdPercent), [50, 80, 100]);
       assert.equal(events[2]!.data.reservedMillicents, 2 * m);
       assertError(await run(ctx, t, 'image.generate', IMAGE), 429, 'BUDGET_EXCEEDED');
-      assert.equal(await alertCount(ctx, t.workspace.id, 'budget.threshold_crossed'), 3, 'a refusal raises nothing');
+      assert.equal(await alertCount(ctx, scopeOf(t), 'budget.threshold_crossed'), 3, 'a refusal raises nothing');
 
       // Delivered to the subscribed webhook, not to the other one.
       const bodies = await deliveredTo(ctx, '/budget');
@@ -146,7 +166,7 @@ describeEachDatabase(
       assert.equal((await deliveryRows(ctx, other.webhookId)).length, 0, 'not delivered to a webhook not subscribed to it');
 
       // In the workspace notifications, under the event's id.
-      const listed = (await notifications(ctx, t.workspace.id)).filter((n) => n.kind === 'budget.threshold_crossed');
+      const listed = (await testNotifications(ctx, t)).filter((n) => n.kind === 'budget.threshold_crossed');
       assert.deepEqual(listed.map((n) => n.id).sort(), events.map((e) => e.id).sort());
       assert.ok(listed.every((n) => n.webhookId === null && typeof n.message === 'string' && n.details.budget.scope === 'workspace'));
 
@@ -157,13 +177,13 @@ describeEachDatabase(
       await queue(ctx, t);
       events = await feed(ctx, t, 'budget.threshold_crossed', 4);
       assert.deepEqual(events.map((e) => e.data.thresholdPercent), [50, 80, 100, 50], 'again in the next period');
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     });
 
     test('budget.threshold_crossed (key budget): names the key; week and month budgets of the workspace cross on their own', async () => {
       const ctx = get();
       const m = await imageMaximum(ctx);
-      const t = await tenant(ctx, 100 * m, { budgets: { weeklyMillicents: 10 * m, monthlyMillicents: 2 * m } }, { budgets: { dailyMillicents: 2 * m } });
+      const t = await tenant(ctx, 100 * m, { budgets: { weeklyMillicents: 10 * m, monthlyMillicents: 2 * m } }, { budgets: { dailyMillicents: 2 * m } }, 'test');
       await queue(ctx, t);
       const events = await feed(ctx, t, 'budget.threshold_crossed', 2);
       const got = events.map((e) => e.data).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
@@ -171,7 +191,7 @@ describeEachDatabase(
         { budget: { scope: 'key', keyId: t.key.id, period: 'day' }, thresholdPercent: 50, spentMillicents: 0, reservedMillicents: m, limitMillicents: 2 * m },
         { budget: { scope: 'workspace', period: 'month' }, thresholdPercent: 50, spentMillicents: 0, reservedMillicents: m, limitMillicents: 2 * m },
       ]);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
     });
 
     test('credits.low: fires when a hold leaves spendable credits below lowCreditsMillicents, once per UTC day, again the next day; off by default', async () => {
@@ -179,15 +199,15 @@ describeEachDatabase(
       receiver.reset();
       const m = await imageMaximum(ctx);
       // Off by default: no threshold, no alert however low.
-      const off = await tenant(ctx, m);
+      const off = await tenant(ctx, m, {}, {}, 'test');
       await queue(ctx, off);
-      assert.equal(await alertCount(ctx, off.workspace.id, 'credits.low'), 0);
+      assert.equal(await alertCount(ctx, scopeOf(off), 'credits.low'), 0);
 
-      const t = await tenant(ctx, 10 * m, { lowCreditsMillicents: 8 * m + 1 });
+      const t = await tenant(ctx, 10 * m, { lowCreditsMillicents: 8 * m + 1 }, {}, 'test');
       const hook = await createHook(ctx, receiver, { tenant: t, hostname: 'hooks.localhost', eventTypes: ['credits.low'], path: '/low' });
       const countsBefore = await batchCounts(ctx);
       const first = await queue(ctx, t);
-      assert.equal(await alertCount(ctx, t.workspace.id, 'credits.low'), 0, 'spendable 9 m is not below the threshold');
+      assert.equal(await alertCount(ctx, scopeOf(t), 'credits.low'), 0, 'spendable 9 m is not below the threshold');
       await queue(ctx, t);
       let events = await feed(ctx, t, 'credits.low', 1);
       assert.equal(events.length, 1);
@@ -195,7 +215,7 @@ describeEachDatabase(
       await queue(ctx, t);
       await cancel(ctx, t, first.jobId);
       await queue(ctx, t);
-      assert.equal(await alertCount(ctx, t.workspace.id, 'credits.low'), 1, 'not again the same day');
+      assert.equal(await alertCount(ctx, scopeOf(t), 'credits.low'), 1, 'not again the same day');
       if (ctx.deps.caps.batchedWrites) {
         // PostgreSQL admits these runs in batches; only the batch that raises the alert is admitted one by one.
         const counts = await batchCounts(ctx);
@@ -205,7 +225,7 @@ describeEachDatabase(
       const bodies = await deliveredTo(ctx, '/low');
       assert.deepEqual(bodies.map((b) => b.id), [events[0]!.id]);
       assert.equal((await deliveryRows(ctx, hook.webhookId)).length, 1);
-      const listed = (await notifications(ctx, t.workspace.id)).filter((n) => n.kind === 'credits.low');
+      const listed = (await testNotifications(ctx, t)).filter((n) => n.kind === 'credits.low');
       assert.deepEqual(listed.map((n) => n.id), [events[0]!.id]);
 
       ctx.clock.advance(DAY);
@@ -213,8 +233,8 @@ describeEachDatabase(
       events = await feed(ctx, t, 'credits.low', 2);
       assert.equal(events.length, 2, 'again the next day');
       assert.ok(events[1]!.data.spendableMillicents < 8 * m + 1);
-      await assertLedgerInvariants(ctx.deps, t.workspace.id);
-      await assertLedgerInvariants(ctx.deps, off.workspace.id);
+      await assertLedgerInvariants(ctx.deps, scopeOf(t));
+      await assertLedgerInvariants(ctx.deps, scopeOf(off));
     });
 
     test('credits.low: an operator debit and an expiry that leave spendable credits below the threshold raise it too', async () => {
@@ -367,5 +387,5 @@ describeEachDatabase(
       assertError(await call(ctx, 'GET', '/v1/events', { secret: t.secret, workspaceId: t.workspace.id, query: { types: 'credits.high' } }), 400, 'INVALID_REQUEST');
     });
   },
-  { env: WEBHOOK_TEST_ENV },
+  testKeySuite({ env: WEBHOOK_TEST_ENV }),
 );

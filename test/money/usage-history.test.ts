@@ -2,13 +2,15 @@
  * GET /v1/usage/history (issue 36; docs/decisions.md, "Cost and usage analytics"): usage points
  * per UTC minute, hour and day, grouped by key and operation, with the 429s by details.limit in the
  * same buckets; the history agrees with the meter; its ranges and groups are checked; tenants
- * see their own only. Each test names the rule it checks.
+ * see their own only. Each test names the rule it checks. The tenant that runs an operation uses
+ * test keys (simulated work, points counted in the test twin, read with the test key); the others
+ * run nothing and stay live.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SPEC_OPERATION_WEIGHTS } from '../support/spec-weights.js';
 import { UsageHistory } from '../../src/modules/usage/history.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { run } from '../support/jobs.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
@@ -25,8 +27,8 @@ describeEachDatabase('usage history', (getCtx) => {
   test('rule "points by key and operation": each key\'s points per endpoint and per run operation, in the minute they were charged; the total is the meter\'s', async () => {
     const ctx = getCtx();
     ctx.clock.set(Date.UTC(2026, 10, 18, 12, 0, 30));
-    const t = await seedTenant(ctx.deps, { credits: 100_000 });
-    const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
+    const t = await seedTenant(ctx.deps, { credits: 100_000, mode: 'test' });
+    const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test' });
     const b = { secret: second.secret, workspace: t.workspace };
     assertOk(await get(ctx, t, '/v1/balance')); // 2 points
     assertOk(await get(ctx, t, '/v1/balance'));
@@ -37,6 +39,7 @@ describeEachDatabase('usage history', (getCtx) => {
     const res = await history(ctx, t, { bucket: 'minute', from: '2026-11-18T12:00:00Z', to: '2026-11-18T12:02:00Z', groupBy: ['keyId', 'operation'] });
     const data = assertOk(res).data;
     assert.equal(res.json().code, 'PUBLIC_USAGE_HISTORY_GET');
+    assert.equal(data.livemode, false, 'the test key reads its test points');
     const [k1, k2] = [t.key.id, second.key.id];
     const sorted = (lines: any[]) => [...lines].sort((x, y) => (x.keyId + x.operation < y.keyId + y.operation ? -1 : 1));
     assert.deepEqual(data.buckets[0].lines, [{ keyId: k1, operation: 'GET /v1/balance', points: 4, refused: {} }]);
@@ -138,4 +141,4 @@ describeEachDatabase('usage history', (getCtx) => {
     const written = await ctx.deps.db.selectFrom('usage_history').select((eb) => eb.fn.sum<number>('count').as('n')).where('workspace_id', '=', ws).where('operation', '=', 'GET /v1/bounded').where('span', '=', 'minute').executeTakeFirst();
     assert.equal(Number(written?.n), 10_001);
   });
-});
+}, testKeySuite());

@@ -4,8 +4,8 @@
  * its keys, the UTC minute and month windows, overrides, RateLimit-* headers and the budgets
  * report. Tenants that run operations use test keys (simulated work, the test balance, points
  * counted in the test twin); the others are live keys, which run nothing here. The weight of every
- * GET endpoint is measured with a live key on the test-rig exception (SIMULATE_LIVE): its
- * setups (support/endpoints.ts, shared with the route tests) fund and seed the live workspace.
+ * GET endpoint is measured with a test key too: the setups (support/endpoints.ts, shared with the
+ * route tests) fund and seed in the key's mode.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,16 +69,13 @@ function specWeight(ep: (typeof PUBLIC_ENDPOINTS)[number]): number | undefined {
   return SPEC_WEIGHTS[route] ?? DECIDED_WEIGHTS[route];
 }
 
-// Live keys on the test-rig exception (SIMULATE_LIVE, the harness's default): the setups of the GET
-// endpoints (support/endpoints.ts) grant live credits, run operations and seed webhooks and events
-// in the live workspace.
 describeEachDatabase('usage points: every endpoint\'s weight', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
   test('usage points: each endpoint charges its spec weight, seen in minuteUsed and monthlyUsed', async () => {
     const ctx = get();
     ctx.clock.set(at('2026-11-18T12:00:05.000Z'));
-    const t = await seedTenant(ctx.deps, { plan: 'pro' });
+    const t = await seedTenant(ctx.deps, { plan: 'pro', mode: 'test' });
     let expected = 0;
     for (const ep of PUBLIC_ENDPOINTS) assert.equal(ep.points, specWeight(ep), `${endpointName(ep)}: spec weight`);
     for (const ep of PUBLIC_ENDPOINTS.filter((e) => e.method === 'GET')) {
@@ -99,7 +96,7 @@ describeEachDatabase('usage points: every endpoint\'s weight', (get) => {
     assert.equal(data.points.minuteUsed, expected + 1, 'the usage read itself costs 1');
     assert.equal(data.points.monthlyUsed, expected + 1);
   });
-});
+}, testKeySuite());
 
 describeEachDatabase('usage points', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).

@@ -5,7 +5,9 @@
  * the final event carries the same envelope and job as the JSON run, at the same cost and ledger
  * entry; a client that goes away mid-reply aborts the fake's stream and is charged only what was
  * consumed. On the simulated provider (no providers file) the reply streams word by word. JSON
- * stays the default. Ledger invariants after every test that moves money.
+ * stays the default. Ledger invariants after every test that moves money. The fake OpenAI runs are
+ * live keys on a providers file (a real provider's path, SIMULATE_LIVE off); the simulated
+ * provider's runs use test keys (the test balance, rows in the test twin).
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,9 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { call, createTestContext, describeEachDatabase, disposeTestContext, type TestContext } from '../support/harness.js';
+import { call, createTestContext, describeEachDatabase, disposeTestContext, testKeySuite, type TestContext } from '../support/harness.js';
 import { testDatabaseNames } from '../support/databases.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, getJob, run } from '../support/jobs.js';
 import { FakeOpenAi } from '../support/fake-openai.js';
@@ -67,7 +69,7 @@ for (const dbName of testDatabaseNames()) {
           operations: { 'chat.generate': { provider: 'fake', model: 'gpt-test-mini', price: CHAT_PRICE } },
         }),
       );
-      ctx = await createTestContext(dbName, { env: { PROVIDERS_FILE: file, FAKE_OPENAI_KEY: 'sk-test-operator-key-0123456789' } });
+      ctx = await createTestContext(dbName, testKeySuite({ env: { PROVIDERS_FILE: file, FAKE_OPENAI_KEY: 'sk-test-operator-key-0123456789' } }));
       base = await baseUrl(ctx);
     });
 
@@ -206,7 +208,7 @@ describeEachDatabase('streamed chat on the simulated provider', (get) => {
   test('streams the reply word by word, ends with the JSON run’s job; JSON stays the default', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { credits: CREDITS, mode: 'test' });
     const input = { messages: [{ role: 'user', content: 'hello streaming world [sim:cost=70]' }] };
     const json = await run(ctx, t, 'chat.generate', input);
     assert.equal(json.statusCode, 200, json.body);
@@ -233,18 +235,18 @@ describeEachDatabase('streamed chat on the simulated provider', (get) => {
     });
     assert.equal(refused.statusCode, 400);
     assert.deepEqual([refused.json().code, refused.json().details], ['INVALID_REQUEST', { header: 'Accept' }]);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('refusals before admission stay JSON errors; a replayed key streams the stored answer', async () => {
     const ctx = get();
     const base = await baseUrl(ctx);
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { credits: CREDITS, mode: 'test' });
     const input = { messages: [{ role: 'user', content: 'once' }] };
     const missingKey = await streamPost(`${base}/v1/runs`, apiHeaders(t, { accept: 'text/event-stream' }), { operationId: 'chat.generate', input }).response;
     assert.equal(missingKey.status, 400);
     assert.equal(((await missingKey.json()) as { code: string }).code, 'IDEMPOTENCY_KEY_REQUIRED');
-    const poor = await seedTenant(ctx.deps, { credits: 1 });
+    const poor = await seedTenant(ctx.deps, { credits: 1, mode: 'test' });
     const broke = await startStream(base, poor, input).response;
     assert.deepEqual([broke.status, ((await broke.json()) as { code: string }).code], [402, 'INSUFFICIENT_CREDITS']);
 
@@ -255,7 +257,7 @@ describeEachDatabase('streamed chat on the simulated provider', (get) => {
     const again = await readRun(replay);
     assert.deepEqual(again.texts, [first.texts.join('')]);
     assert.deepEqual(JSON.parse(again.last.data!).data, JSON.parse(first.last.data!).data);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
-    await assertLedgerInvariants(ctx.deps, poor.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
+    await assertLedgerInvariants(ctx.deps, scopeOf(poor));
   });
-});
+}, testKeySuite());

@@ -28,6 +28,9 @@
  * The inputs near each operation's schema are tested in test/runs/runs-inputs-fuzz.test.ts, with
  * the same oracle (test/support/runs-oracle.ts).
  *
+ * Every key is a test key (simulated work, the test balances; rows read under the test twins' ids,
+ * runs-oracle.ts setUp with mode test).
+ *
  * RUNS_FUZZ_RUNS raises the number of generated cases per property (default keeps the file well
  * under a minute per database).
  */
@@ -37,9 +40,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { OPERATION_IDS, type OperationId } from '../../src/operations/ids.js';
 import { findOperation } from '../../src/operations/registry.js';
-import { call, describeEachDatabase, admin } from '../support/harness.js';
+import { call, describeEachDatabase, admin, testKeySuite } from '../support/harness.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
-import { seedKey, type Tenant } from '../support/seed.js';
+import { scopeOf, seedKey, type Tenant } from '../support/seed.js';
 import { drain } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { BODY_LIMIT, EXTRA_KEYS, CAPPED_DAILY_BUDGET, type Caller, type Fixture, RUNS, type Req, anyOp, assertProperty, bump, canonical, checkEnvelope, defineOwn, delta, describeReq, exchange, expectedFor, footprint, jsonReq, junkValue, ledgersHold, mediaIdArb, nearMediaId, nearObject, pickInput, refuse, reorder, report, seen, send, setUp, validInputArb } from '../support/runs-oracle.js';
@@ -50,7 +53,7 @@ describeEachDatabase('runs fuzz', (get) => {
   before(() => checkRefusals(get().app));
   let f: Fixture;
   before(async () => {
-    f = await setUp(get());
+    f = await setUp(get(), 'test');
   });
 
   test(`Rule 1 (${RUNS} runs): bodies other than exactly {operationId, input} are 400 INVALID_REQUEST and write nothing`, async (t) => {
@@ -282,7 +285,7 @@ describeEachDatabase('runs fuzz', (get) => {
         if (out.code === 'BUDGET_EXCEEDED') assert.ok(Number(out.res.headers['retry-after']) > 0, 'a budget refusal says when to retry');
         // Decisions: a request refused before any side effect gives its key back; once money
         // allows, the same request with the same key is admitted (not replayed, not 409).
-        await grantCredits(ctx.deps, who.workspaceId, { amountMillicents: maximum });
+        await grantCredits(ctx.deps, who.workspaceId, { amountMillicents: maximum, mode: 'test' });
         ctx.clock.advance(86_400_000);
         // (A maximum above the whole daily ceiling stays refused, and still writes nothing.)
         const overCeiling = who === f.callers.capped && maximum > CAPPED_DAILY_BUDGET;
@@ -317,8 +320,8 @@ describeEachDatabase('runs fuzz', (get) => {
     const validBody = anyOp.chain((op) => validInputArb(f, op).map((input) => ({ operationId: op, input })));
     await assertProperty(
       fc.asyncProperty(validBody, validBody, fc.integer({ min: 2, max: 4 }), async (bodyA, bodyB, copies) => {
-        const k = await seedKey(ctx.deps, f.a.user.id, [f.a.workspace.id], { operations: [...OPERATION_IDS] });
-        const caller: Caller = { name: 'a', secret: k.secret, workspaceId: f.a.workspace.id, operations: OPERATION_IDS };
+        const k = await seedKey(ctx.deps, f.a.user.id, [f.a.workspace.id], { operations: [...OPERATION_IDS], mode: 'test' });
+        const caller: Caller = { name: 'a', secret: k.secret, workspaceId: f.a.workspace.id, scope: scopeOf(f.a), operations: OPERATION_IDS };
         const key = randomUUID();
         fc.pre(expectedFor(f, jsonReq('runs', caller, bodyA, key)).accept !== undefined && expectedFor(f, jsonReq('runs', caller, bodyB, key)).accept !== undefined);
         const bodies = [...Array.from({ length: copies }, () => bodyA), bodyB];
@@ -348,7 +351,7 @@ describeEachDatabase('runs fuzz', (get) => {
         await drain(ctx);
         const job = await call(ctx, 'GET', `/v1/jobs/${winner.body.data.jobId}`, { secret: caller.secret, workspaceId: caller.workspaceId });
         assert.ok(['completed', 'failed'].includes(job.json().data.status), job.body);
-        await assertLedgerInvariants(ctx.deps, f.a.workspace.id);
+        await assertLedgerInvariants(ctx.deps, scopeOf(f.a));
       }),
       Math.max(10, Math.round(RUNS / 3)),
     );
@@ -374,8 +377,8 @@ describeEachDatabase('runs fuzz', (get) => {
         // Idempotency-Keys are scoped to (API key, workspace): fresh API keys make every case (and
         // every shrinking step) start from unused keys.
         const fresh = async (t: Tenant): Promise<Caller> => {
-          const k = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: [...OPERATION_IDS] });
-          return { name: t === f.a ? 'a' : 'b', secret: k.secret, workspaceId: t.workspace.id, operations: OPERATION_IDS };
+          const k = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: [...OPERATION_IDS], mode: 'test' });
+          return { name: t === f.a ? 'a' : 'b', secret: k.secret, workspaceId: t.workspace.id, scope: scopeOf(t), operations: OPERATION_IDS };
         };
         const a = await fresh(f.a);
         const probe = (body: unknown, k: Req['idempotencyKey']) => expectedFor(f, jsonReq('runs', a, body, k));
@@ -424,4 +427,4 @@ describeEachDatabase('runs fuzz', (get) => {
     if (RUNS >= 30) assert.ok(seen(f, 'runs IDEMPOTENCY_KEY_REQUIRED') > 0 && seen(f, 'runs reuse IDEMPOTENCY_CONFLICT') > 0 && seen(f, 'runs replay') > 0, 'the generators reach every branch');
     await ledgersHold(ctx, f);
   });
-});
+}, testKeySuite());

@@ -1,11 +1,15 @@
-/** Every public endpoint implemented so far, for the shared route tests. Add new ones here. */
+/**
+ * Every public endpoint implemented so far, for the shared route tests. Add new ones here. The
+ * setups follow the tenant's key mode: a test key's credits are test credits and its webhooks and
+ * events live in the test twin (seed.ts scopeOf); hostnames are verified in the live workspace.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Scope } from '../../src/modules/auth/scopes.js';
 import type { OperationId } from '../../src/operations/ids.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import type { TestContext } from './harness.js';
 import { drain, run } from './jobs.js';
-import type { Tenant } from './seed.js';
+import { scopeOf, type Tenant } from './seed.js';
 import { seedWebhook, verifyHost } from './webhook-hosts.js';
 import { seedVoice } from './voices.js';
 import { insertEvent } from '../../src/modules/events/store.js';
@@ -51,7 +55,7 @@ export async function prepareEndpoint(ctx: TestContext, ep: EndpointCase, t: Ten
 }
 
 async function webhookUrl(ctx: TestContext, t: Tenant, action: string): Promise<string> {
-  const { webhook } = await seedWebhook(ctx, t.workspace.id);
+  const { webhook } = await seedWebhook(ctx, scopeOf(t));
   return `/v1/webhooks/${webhook.id}/${action}`;
 }
 
@@ -64,9 +68,9 @@ const CHAT_INPUT = { messages: [{ role: 'user', content: 'Hello there' }], maxTo
 /** Input of a queued music.generate run; `directives` steer the simulated provider. */
 const MUSIC_INPUT = (directives = '') => ({ prompt: `a calm tune ${directives}`.trim(), durationSeconds: 5 });
 
-/** Credits enough for a few runs, whatever the tenant was seeded with. */
+/** Credits enough for a few runs, whatever the tenant was seeded with (test credits for a test key). */
 async function fund(ctx: TestContext, t: Tenant): Promise<void> {
-  await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 100_000 });
+  await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 100_000, mode: t.key.mode });
 }
 
 /**
@@ -273,8 +277,8 @@ export const PUBLIC_ENDPOINTS: EndpointCase[] = [
     points: 10,
     setup: async (ctx, t) => {
       // A failed delivery: an event fanned out to the webhook, its delivery marked failed.
-      const { webhook } = await seedWebhook(ctx, t.workspace.id);
-      await ctx.deps.db.transaction().execute((trx) => insertEvent(trx, t.workspace.id, 'job.completed', { job: {} }, ctx.clock.now()));
+      const { webhook } = await seedWebhook(ctx, scopeOf(t));
+      await ctx.deps.db.transaction().execute((trx) => insertEvent(trx, scopeOf(t), 'job.completed', { job: {} }, ctx.clock.now()));
       const delivery = await ctx.deps.db
         .updateTable('webhook_deliveries')
         .set({ status: 'failed', attempts: 1, last_status_code: 410, last_error_code: 'WEBHOOK_HTTP_ERROR' })

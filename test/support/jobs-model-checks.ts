@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { admin, call, type TestContext } from './harness.js';
 import { assertLedgerInvariants } from './ledger.js';
+import { scopeFor, type Mode } from '../../src/lib/livemode.js';
 import { directiveText, held, mExpire, mReserved, mTotal, note, period, PERIODS, spent, TERMINAL_EVENTS, type Model, type Refusal, type Status, type TerminalEvent } from './jobs-model.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -17,6 +18,8 @@ export interface Real {
   ctx: TestContext;
   userId: string;
   wsIds: string[];
+  /** The keys' mode (default live): with test keys the rows are the test twins' (`scopeOf`). */
+  mode?: Mode;
   keyIds: string[];
   secrets: string[];
   eventCursors: (string | undefined)[];
@@ -39,6 +42,11 @@ export async function api(
     ...(o.body !== undefined ? { body: o.body } : {}),
     ...(o.query ? { query: o.query } : {}),
   });
+}
+
+/** The id workspace `ws`'s rows are stored under: its test twin's with test keys. */
+export function scopeOf(r: Real, ws: number): string {
+  return scopeFor(r.wsIds[ws]!, r.mode ?? 'live');
 }
 
 export async function adminOk(ctx: TestContext, url: string, body: unknown): Promise<any> {
@@ -138,7 +146,7 @@ export async function checkAll(m: Model, r: Real): Promise<void> {
       bal.totalMillicents,
       `${what}: totalMillicents is the sum of the listed allocations`,
     );
-    await assertLedgerInvariants(r.ctx.deps, r.wsIds[ws]!);
+    await assertLedgerInvariants(r.ctx.deps, scopeOf(r, ws));
 
     // Jobs: status, money and error of each, exactly as the model says.
     const jobs = await pageAll(r, ws, '/v1/jobs');

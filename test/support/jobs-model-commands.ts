@@ -482,6 +482,7 @@ export async function grant(m: Model, r: Real, ws: number, amount: number, e: Ex
   const expiresAt = expiryAt(m.now, e);
   const data = await adminOk(r.ctx, `/admin/v1/workspaces/${r.wsIds[ws]}/credits`, {
     amountMillicents: amount,
+    ...(r.mode === 'test' ? { mode: 'test' } : {}),
     ...(expiresAt !== null ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
   });
   mExpire(m, ws);

@@ -11,6 +11,9 @@ import fc from 'fast-check';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import type { TestContext } from './harness.js';
+import type { Mode } from '../../src/lib/livemode.js';
+import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
+import { findWorkspace } from '../../src/modules/accounts/store.js';
 import { CALLERS, KEY_WORKSPACES, type Ceilings, type Model } from './jobs-model.js';
 import { adminOk, api, checkAll, checkEventsExactly, pageAll, type Real } from './jobs-model-checks.js';
 import { BudgetCmd, grant, GrantCmd, type Cmd, type Expiry, type JobFilter, type JobPick } from './jobs-model-commands.js';
@@ -41,12 +44,12 @@ export function replayParameters(): { seed?: number; path?: string } {
  * the service, the event feed checked exactly, and the world cleaned up whatever happened
  * (`beforeCleanup` first: it ends what the sequence left running at a fake).
  */
-export async function runSequence(ctx: TestContext, world: World, cmds: Iterable<Cmd>, beforeCleanup?: () => void): Promise<void> {
+export async function runSequence(ctx: TestContext, world: World, cmds: Iterable<Cmd>, beforeCleanup?: () => void, mode: Mode = 'live'): Promise<void> {
   let real: Real | undefined;
   try {
     let model: Model | undefined;
     await fc.asyncModelRun(async () => {
-      const s = await setup(ctx, world);
+      const s = await setup(ctx, world, mode);
       real = s.real;
       model = s.model;
       await checkAll(s.model, s.real);
@@ -75,7 +78,11 @@ export const worldArb: fc.Arbitrary<World> = fc.record({
     .chain((g) => fc.tuple(fc.constantFrom(10_000, 30_000, 60_000), fc.constantFrom(10_000, 30_000, 60_000)).map(([a, b]) => [{ ws: 0, amount: a, expiry: 'never' as Expiry }, { ws: 1, amount: b, expiry: 'never' as Expiry }, ...g])),
 });
 
-export async function setup(ctx: TestContext, world: World): Promise<{ model: Model; real: Real }> {
+/**
+ * The world's workspaces, keys and first credits. `mode` test: test keys, and the grants go to the
+ * test balances (each twin made first with no grant of its own, so the model counts every credit).
+ */
+export async function setup(ctx: TestContext, world: World, mode: Mode = 'live'): Promise<{ model: Model; real: Real }> {
   const user = (await adminOk(ctx, '/admin/v1/users', { email: `model-${randomBytes(6).toString('hex')}@example.com`, name: 'Model user' })).user;
   const wsIds: string[] = [];
   for (let ws = 0; ws < 2; ws++) {
@@ -87,6 +94,7 @@ export async function setup(ctx: TestContext, world: World): Promise<{ model: Mo
     { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000 },
   ];
   for (let ws = 0; ws < 2; ws++) await adminOk(ctx, `/admin/v1/workspaces/${wsIds[ws]}/settings`, { limits: limits[ws], budgets: world.wsBudgets[ws] });
+  if (mode === 'test') for (const id of wsIds) await ensureTestTwin(ctx.deps.db, (await findWorkspace(ctx.deps.db, id))!, 0, ctx.clock.now());
   const keyIds: string[] = [];
   const secrets: string[] = [];
   for (let k = 0; k < KEY_WORKSPACES.length; k++) {
@@ -97,6 +105,7 @@ export async function setup(ctx: TestContext, world: World): Promise<{ model: Mo
       operations: [...OPERATION_IDS],
       transports: ['rest'],
       budgets: world.keyBudgets[k],
+      ...(mode === 'test' ? { mode } : {}),
     });
     keyIds.push(created.key.id);
     secrets.push(created.secret);
@@ -118,7 +127,7 @@ export async function setup(ctx: TestContext, world: World): Promise<{ model: Mo
     sent: [],
     counter: 0,
   };
-  const real: Real = { ctx, userId: user.id, wsIds, keyIds, secrets, eventCursors: [undefined, undefined], events: new Map(), observed: new Map() };
+  const real: Real = { ctx, userId: user.id, wsIds, mode, keyIds, secrets, eventCursors: [undefined, undefined], events: new Map(), observed: new Map() };
   for (const g of world.grants) await grant(model, real, g.ws, g.amount, g.expiry);
   return { model, real };
 }

@@ -22,7 +22,8 @@ import { OPERATION_IDS, type OperationId } from '../../src/operations/ids.js';
 import { findOperation } from '../../src/operations/registry.js';
 import type { MediaKind } from '../../src/operations/contract.js';
 import { admin, call, describeEachDatabase, type TestContext } from './harness.js';
-import { seedKey, seedTenant, type Tenant } from './seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from './seed.js';
+import { publicWorkspaceId, scopeFor, type Mode } from '../../src/lib/livemode.js';
 import { assertLedgerInvariants } from './ledger.js';
 import { drain } from './jobs.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
@@ -55,7 +56,10 @@ type Schema = Record<string, any>;
 export interface Caller {
   name: 'a' | 'b' | 'narrow' | 'poor' | 'capped';
   secret: string;
+  /** The workspace the caller names (X-Service-Workspace; the live id in both modes). */
   workspaceId: string;
+  /** Where the caller's rows are stored: the workspace, or its test twin for a test key (seed.ts scopeOf). */
+  scope: string;
   operations: readonly string[];
 }
 
@@ -380,7 +384,7 @@ async function checkAdmittedRun(
   // The stored input is the validated one: it satisfies the published schema.
   const row = await ctx.deps.db.selectFrom('jobs').select(['operation_id', 'input_json', 'workspace_id']).where('id', '=', d.jobId).executeTakeFirstOrThrow();
   assert.equal(row.operation_id, op, what);
-  assert.equal(row.workspace_id, r.caller.workspaceId, what);
+  assert.equal(row.workspace_id, r.caller.scope, what);
   const stored = JSON.parse(row.input_json);
   assert.ok(f.validators.get(op)!(stored), `stored input satisfies the published schema: ${row.input_json.slice(0, 300)}\n${what}`);
 
@@ -401,7 +405,7 @@ async function checkAdmittedRun(
     assert.equal(d.maximumCostMillicents, maximum, `the run reserves the estimate's maximum\n${what}`);
     const hold = await ctx.deps.db.selectFrom('credit_holds').select('amount_mc').where('job_id', '=', d.jobId).where('released_at_ms', 'is', null).execute();
     assert.deepEqual(hold.map((h) => Number(h.amount_mc)), [maximum], `one open hold of the maximum\n${what}`);
-    await assertLedgerInvariants(ctx.deps, r.caller.workspaceId);
+    await assertLedgerInvariants(ctx.deps, r.caller.scope);
     await drain(ctx);
   }
   // The job drains cleanly: terminal, within its bound, no hold left open.
@@ -413,7 +417,7 @@ async function checkAdmittedRun(
   assert.ok(snap.costMillicents <= snap.maximumCostMillicents, job.body.slice(0, 500));
   const open = await ctx.deps.db.selectFrom('credit_holds').select('id').where('job_id', '=', d.jobId).where('released_at_ms', 'is', null).execute();
   assert.equal(open.length, 0, `no hold left open after the job ended\n${what}`);
-  await assertLedgerInvariants(ctx.deps, r.caller.workspaceId);
+  await assertLedgerInvariants(ctx.deps, r.caller.scope);
   bump(f, `drained ${op}`);
 }
 
@@ -695,16 +699,21 @@ export function pickInput(arb: fc.Arbitrary<Record<string, unknown>>, accept: (i
 // ---------------------------------------------------------------------------------------------
 // Fixture
 
-export async function setUp(ctx: TestContext): Promise<Fixture> {
-  const a = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000 });
-  const b = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000 });
-  const poor = await seedTenant(ctx.deps, { plan: 'pro', credits: POOR_CREDITS });
-  const capped = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000, key: { budgets: { dailyMillicents: CAPPED_DAILY_BUDGET } } });
+/**
+ * The tenants, keys, media and published contracts of the fuzzers. `mode` test: every key is a
+ * test key (simulated work; `credits` are the test balances), rows are read under the test twins'
+ * ids (Caller.scope), and hostnames are verified in the live workspaces, as both modes share them.
+ */
+export async function setUp(ctx: TestContext, mode: Mode = 'live'): Promise<Fixture> {
+  const a = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000, mode });
+  const b = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000, mode });
+  const poor = await seedTenant(ctx.deps, { plan: 'pro', credits: POOR_CREDITS, mode });
+  const capped = await seedTenant(ctx.deps, { plan: 'pro', credits: 1_000_000_000_000, mode, key: { budgets: { dailyMillicents: CAPPED_DAILY_BUDGET } } });
   for (const t of [a, b, poor, capped]) {
     const res = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 1_000_000_000, pointsPerMonth: 1_000_000_000_000, activeKeys: 1_000_000 } });
     assert.equal(res.statusCode, 200, res.body);
   }
-  const narrow = await seedKey(ctx.deps, a.user.id, [a.workspace.id], { operations: NARROW_OPERATIONS });
+  const narrow = await seedKey(ctx.deps, a.user.id, [a.workspace.id], { operations: NARROW_OPERATIONS, mode });
   const uploaded = async (t: Tenant, bytes: Buffer, type: string) => {
     const res = await upload(ctx, t, bytes, { type, filename: 'f' });
     assert.equal(res.statusCode, 200, res.body);
@@ -719,9 +728,13 @@ export async function setUp(ctx: TestContext): Promise<Fixture> {
   const foreignMedia = [await uploaded(b, await png(), 'image/png'), await uploaded(b, wav(), 'audio/wav'), await uploaded(b, mp4(), 'video/mp4'), await uploaded(b, glb(), 'model/gltf-binary')];
   const mediaOf = new Map<string, Map<string, MediaKind>>();
   const kinds = await ctx.deps.db.selectFrom('media').select(['id', 'kind', 'workspace_id']).execute();
+  // By the workspace a caller names; a test key's media are only its mode's (the live workspace's
+  // media of another mode never count as its own).
   for (const m of kinds) {
-    if (!mediaOf.has(m.workspace_id)) mediaOf.set(m.workspace_id, new Map());
-    mediaOf.get(m.workspace_id)!.set(m.id, m.kind as MediaKind);
+    if (m.workspace_id !== scopeFor(publicWorkspaceId(m.workspace_id), mode)) continue;
+    const ws = publicWorkspaceId(m.workspace_id);
+    if (!mediaOf.has(ws)) mediaOf.set(ws, new Map());
+    mediaOf.get(ws)!.set(m.id, m.kind as MediaKind);
   }
   for (const [kind, ids] of Object.entries(ownByKind)) for (const id of ids) assert.equal(mediaOf.get(a.workspace.id)!.get(id), kind, 'uploads have the kinds the generators assume');
   mediaOf.set(poor.workspace.id, new Map());
@@ -755,7 +768,7 @@ export async function setUp(ctx: TestContext): Promise<Fixture> {
   assert.equal((await admin(ctx, `/admin/v1/workspaces/${a.workspace.id}/domains/${SCAN_TARGET}/verify`, { method: 'operator' })).statusCode, 200);
   const verifiedHosts = new Map([[a.workspace.id, new Set([SCAN_TARGET])]]);
 
-  const caller = (name: Caller['name'], secret: string, t: Tenant, operations: readonly string[]): Caller => ({ name, secret, workspaceId: t.workspace.id, operations });
+  const caller = (name: Caller['name'], secret: string, t: Tenant, operations: readonly string[]): Caller => ({ name, secret, workspaceId: t.workspace.id, scope: scopeFor(t.workspace.id, mode), operations });
   return {
     a,
     b,
@@ -787,10 +800,10 @@ export function seen(f: Fixture, key: string): number {
 }
 
 export async function ledgersHold(ctx: TestContext, f: Fixture): Promise<void> {
-  await assertLedgerInvariants(ctx.deps, f.a.workspace.id);
-  await assertLedgerInvariants(ctx.deps, f.b.workspace.id);
-  await assertLedgerInvariants(ctx.deps, f.poor.workspace.id);
-  await assertLedgerInvariants(ctx.deps, f.capped.workspace.id);
+  await assertLedgerInvariants(ctx.deps, scopeOf(f.a));
+  await assertLedgerInvariants(ctx.deps, scopeOf(f.b));
+  await assertLedgerInvariants(ctx.deps, scopeOf(f.poor));
+  await assertLedgerInvariants(ctx.deps, scopeOf(f.capped));
   const open = await ctx.deps.db.selectFrom('credit_holds').select('id').where('released_at_ms', 'is', null).execute();
   assert.equal(open.length, 0, 'every admitted job drained: no hold left open');
   const active = await ctx.deps.db.selectFrom('jobs').select(['id', 'status']).where('status', 'in', ['pending', 'processing']).execute();

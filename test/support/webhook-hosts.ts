@@ -7,6 +7,7 @@ import type { TestContext } from './harness.js';
 import { addDomain, verifyDomain } from '../../src/modules/domains/service.js';
 import { createWebhook, type WebhookWithSecret } from '../../src/modules/webhooks/service.js';
 import type { EventType } from '../../src/modules/events/store.js';
+import { publicWorkspaceId } from '../../src/lib/livemode.js';
 
 /** A public unicast address (never contacted by these tests). */
 export const PUBLIC_ADDRESS = '93.184.215.14';
@@ -25,6 +26,8 @@ export async function verifyHost(ctx: TestContext, workspaceId: string, hostname
 
 /** A webhook on a freshly verified host of the workspace, created through the service. */
 export async function seedWebhook(ctx: TestContext, workspaceId: string, eventTypes: EventType[] = ['job.completed']): Promise<WebhookWithSecret> {
-  const hostname = await verifyHost(ctx, workspaceId);
+  // `workspaceId` may be a test twin's (seed.ts scopeOf): the webhook is stored there, while the
+  // hostname is verified in the live workspace, whose domains both modes share.
+  const hostname = await verifyHost(ctx, publicWorkspaceId(workspaceId));
   return createWebhook(ctx.deps, workspaceId, { url: `https://${hostname}/hooks`, eventTypes });
 }
