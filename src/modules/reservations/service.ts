@@ -18,7 +18,7 @@ import { periodRange, secondsUntil, type Period } from '../../lib/periods.js';
 import type { BudgetCeilings, Workspace } from '../accounts/types.js';
 import type { ApiKey } from '../auth/types.js';
 import { expireAllocations } from '../billing/service.js';
-import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent, usageEntry } from '../billing/store.js';
+import { appendLedger, sumKeyOpenHolds, sumKeySpent, sumLiveRemaining, sumOpenHolds, sumSpent, usageEntry, type UsageSource } from '../billing/store.js';
 import * as store from './store.js';
 import { planSettlement } from './spending.js';
 import { raiseBudgetAlerts, raiseCreditsLowIfBelow } from '../alerts/service.js';
@@ -118,14 +118,8 @@ export async function hold(trx: Trx, now: number, req: ReserveRequest, spendable
   await raiseCreditsLowIfBelow(trx, req.workspace.id, req.workspace.lowCreditsMillicents, spendableBefore - req.maximumMillicents, now);
 }
 
-export interface SettleRequest {
-  workspaceId: string;
-  jobId: string;
-  keyId: string | null;
-  toolSlug: string;
-  /** The job's operation, carried by its usage entry (cost analytics, modules/costs). */
-  operationId?: string | null;
-  executionOrigin: string | null;
+/** The job whose hold settles (what its `usage` entry names: billing/store.ts UsageSource). */
+export interface SettleRequest extends UsageSource {
   /** What the provider work consumed; charged up to the open hold. */
   consumedMillicents: number;
 }

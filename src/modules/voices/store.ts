@@ -6,19 +6,13 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, Row } from '../../db/schema.js';
+import type { VoiceReference } from '../../providers/types.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** A voice as the service sees it (the public shape is built by present.ts). */
-export interface VoiceRecord {
-  id: string;
+export interface VoiceRecord extends VoiceReference {
   workspaceId: string;
-  name: string;
-  referenceMediaId: string;
-  referenceSha256: string;
-  provider: string;
-  model: string | null;
-  providerVoiceId: string | null;
   jobId: string;
   createdAt: number;
   deletedAt: number | null;
