@@ -13,6 +13,9 @@
  *        event written) / graphile-worker (8 producers calling addJob one at a time, one worker,
  *        no-op task) on the same PostgreSQL                                                        goal >= 1.0
  *   (jd) drain of 20,000 admitted jobs on SQLite / a raw better-sqlite3 claim-and-complete loop    goal >= 0.5
+ *   (jw) I/O-bound jobs ([sim:delay=300], 8 at a time per worker) completed/s with two worker
+ *        processes / with one, behind one API process (jobs-scaling.ts); (jw1) and (jw2) give
+ *        each configuration's share of its ceiling, and the detail the queue wait p50/p99     goal >= 1.8, 0.8
  *   (je) reading and verifying a 16 MiB complete output (all pages, Rule 6) / sha256 of the bytes  goal >= 0.5
  *        (its detail also gives bestRatio: sha256 over the same number of dependent page reads from
  *        the bare route, the ceiling of any server on this machine; see jobs-output.ts)
@@ -31,6 +34,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { measureDrain } from './jobs-drain.js';
 import { measureOutputRead } from './jobs-output.js';
 import { measureEndToEnd, withFreshDatabase } from './jobs-pg.js';
+import { measureScaling } from './jobs-scaling.js';
 
 export interface JobBenchRatio {
   name: string;
@@ -41,7 +45,7 @@ export interface JobBenchRatio {
   detail: Record<string, unknown>;
 }
 
-const SELECTED = (process.env.BENCH_JOBS ?? 'ja,jaf,jb,jp,jc,jd,je').split(',').map((s) => s.trim());
+const SELECTED = (process.env.BENCH_JOBS ?? 'ja,jaf,jb,jp,jc,jd,je,jw').split(',').map((s) => s.trim());
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function log(line: string): void {
@@ -191,7 +195,7 @@ async function sqliteCases(out: JobBenchRatio[]): Promise<void> {
   }
 }
 
-/** (jp) and (jc) on a fresh PostgreSQL database each. */
+/** (jp), (jc) and (jw) on fresh PostgreSQL databases. */
 async function postgresCases(out: JobBenchRatio[]): Promise<void> {
   if (SELECTED.includes('jp')) {
     await withFreshDatabase(PG_URL, async (url) => {
@@ -213,6 +217,12 @@ async function postgresCases(out: JobBenchRatio[]): Promise<void> {
   if (SELECTED.includes('jc')) {
     const r = await measureEndToEnd(PG_URL, Number(process.env.BENCH_E2E_S ?? 5));
     out.push(ratio('jc', 'jobs completed/s end to end / graphile-worker (PostgreSQL)', r.ratio, 1.0, r.detail));
+  }
+  if (SELECTED.includes('jw')) {
+    const r = await measureScaling(PG_URL);
+    out.push(ratio('jw', 'I/O-bound jobs/s, two worker processes / one (PostgreSQL)', r.scaling, 1.8, r.detail));
+    out.push(ratio('jw1', 'one worker: jobs/s / its ceiling (8 x 300 ms jobs)', r.efficiencyOne, 0.8, { ...r.detail.oneWorker }));
+    out.push(ratio('jw2', 'two workers: jobs/s / their ceiling', r.efficiencyTwo, 0.8, { ...r.detail.twoWorkers }));
   }
 }
 

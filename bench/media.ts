@@ -54,7 +54,7 @@ export interface MediaBenchResult {
 }
 
 /** Writes a WAV of `totalBytes` (header included): 8 kHz mono 16-bit, a 440 Hz tone. */
-function writeWav(path: string, totalBytes: number): void {
+export function writeWav(path: string, totalBytes: number): void {
   const dataBytes = totalBytes - 44;
   const h = wavHeader(dataBytes);
   // One second of tone, repeated (8000 samples = 16000 bytes).
@@ -90,7 +90,7 @@ async function plainCopy(from: string, to: string, sync: boolean): Promise<numbe
 }
 
 /** POST /v1/media/upload with the file streamed as the one `file` part; resolves with the media id and the time taken. */
-function upload(input: MediaBenchInput, file: string, size: number): Promise<{ ms: number; mediaId: string }> {
+export function upload(input: MediaBenchInput, file: string, size: number): Promise<{ ms: number; mediaId: string }> {
   const boundary = `----was-bench-${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.wav"\r\nContent-Type: audio/wav\r\n\r\n`, 'latin1');
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');

@@ -42,8 +42,10 @@
  * fetch loop over the same pages, goal >= 0.8.
  * Then bench/costs.ts (y, issue 36): GET /v1/costs's read of 31 days by day in 3 groups over a
  * month of 1,000,000 ledger rows, on SQLite and PostgreSQL (goal median <= 50 ms).
- * Last, bench/cli.ts (q, issue 38): the operator CLI's `--help` (goal <= 0.25 s) and a read
- * (`users list`, goal <= 0.6 s) as fresh processes, median of 10, beside `node -e 0`.
+ * Then bench/cli.ts (q, issue 38): the operator CLI's `--help` (goal <= 0.25 s) and a read
+ * (`users list`, goal <= 0.6 s) as fresh processes, median of 10, beside `node -e 0`, and
+ * bench/idle.ts (i, issue 38): the default service's start-up to ready (goal <= 0.6 s), its
+ * memory idle (goal <= 90 MB), after the read load (<= 130 MB) and during a 100 MB upload (< 10 MB).
  *
  * Tunables: BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (3), BENCH_ROUND_S (3), BENCH_LOG_LEVEL (info),
  * BENCH_COMPARE_LEVEL (warn: the second service's level; none: no second service),
@@ -67,6 +69,7 @@ import { reportLocalSpeechBench, runLocalSpeechBench, type LocalSpeechBenchResul
 import { runJobBenches, type JobBenchRatio } from './jobs.js';
 import { reportSdkBench, runSdkBench, type SdkBenchResult } from './sdk-output.js';
 import { reportCliBench, runCliBench, type CliBenchCase } from './cli.js';
+import { reportIdleBench, runIdleBench, type IdleBenchCase } from './idle.js';
 import { reportCostBench, runCostBench, type CostBenchCase } from './costs.js';
 import { cpuTimes, freePort, sleep, spawnChild, waitReady, type Child } from './processes.js';
 
@@ -442,6 +445,14 @@ async function main(): Promise<void> {
       reportCliBench(cli);
     }
 
+    // bench/idle.ts (i, issue 38): start-up to ready, the idle process's memory, after load and during a 100 MB upload; BENCH_ONLY=i alone.
+    let idle: IdleBenchCase[] | undefined;
+    if (!ONLY || ONLY.includes('i')) {
+      log('\nThe idle process: start-up and memory (default service, embedded SQLite)');
+      idle = await runIdleBench();
+      reportIdleBench(idle);
+    }
+
     // bench/costs.ts (y, issue 36): GET /v1/costs over a month of 1,000,000 ledger rows, SQLite and PostgreSQL; BENCH_ONLY=y alone.
     let costs: CostBenchCase[] | undefined;
     if (!ONLY || ONLY.includes('y')) {
@@ -467,6 +478,7 @@ async function main(): Promise<void> {
       jobs,
       sdk,
       cli,
+      idle,
       costs,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
