@@ -8,8 +8,11 @@
 async function main(): Promise<void> {
   const [verb = 'serve', ...rest] = process.argv.slice(2);
   if (verb === 'serve' || verb === 'worker') {
+    const releaseYoungGeneration = (await import('./lib/start-up-heap.js')).holdYoungGenerationDuringStartUp();
     const [{ loadConfig }, { runServer }] = await Promise.all([import('./config.js'), import('./server.js')]);
     await runServer(loadConfig(verb === 'worker' ? { ...process.env, ROLE: 'worker' } : process.env));
+    // Started (runServer returns once the service is up): the young generation grows again under load.
+    releaseYoungGeneration();
     return;
   }
   const { runCli } = await import('./admin/cli.js');
