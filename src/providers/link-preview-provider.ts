@@ -1,6 +1,9 @@
-/** link.preview as a provider: the page is fetched for real through the egress guard. */
+/**
+ * link.preview as a provider: the page is fetched for real through the egress guard. The fetch
+ * and the HTML tokenizer (htmlparser2 and its helpers) load on the first run, not with the
+ * service (issue 38: a smaller idle process).
+ */
 import type { Egress } from '../egress/types.js';
-import { fetchLinkPreview, LinkPreviewError } from './link-preview.js';
 import { ProviderError, type Provider } from './types.js';
 
 export function linkPreviewProvider(egress: Egress): Provider {
@@ -8,6 +11,7 @@ export function linkPreviewProvider(egress: Egress): Provider {
     name: 'link-preview',
     async run(job) {
       const cost = job.route.price(job.input).maximumMillicents;
+      const { fetchLinkPreview, LinkPreviewError } = await import('./link-preview.js');
       try {
         const { metadata } = await fetchLinkPreview(egress, String(job.input.url), { signal: job.signal });
         return { data: { metadata }, files: [], costMillicents: cost };

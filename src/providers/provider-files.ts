@@ -4,10 +4,9 @@
  * content inspection as uploads; a file that is not of the kind the operation produces, or not an
  * accepted format, fails the job with PROVIDER_ERROR.
  */
-import { fileTypeFromBuffer } from 'file-type';
 import { AppError } from '../http/errors.js';
 import type { MediaKind } from '../operations/contract.js';
-import { formatForDetected } from '../modules/media/formats.js';
+import { fileType, formatForDetected } from '../modules/media/formats.js';
 import { inspectUpload } from '../modules/media/inspect.js';
 import { callProvider, type RetryPolicy } from './http.js';
 import type { AdapterContext } from './types.js';
@@ -21,7 +20,7 @@ export const MAX_PROVIDER_FILE_BYTES = 256 * 1024 * 1024;
  * `expected` is the kind the operation produces (an image operation never stores audio).
  */
 export async function checkProviderFile(bytes: Buffer, expected: MediaKind, field: string, baseName: string, index?: number): Promise<ProducedFile> {
-  const format = formatForDetected(await fileTypeFromBuffer(bytes));
+  const format = formatForDetected(await (await fileType()).fileTypeFromBuffer(bytes));
   if (!format || format.kind !== expected) {
     throw new ProviderError('PROVIDER_ERROR', `The provider returned a file that is not ${article(expected)} ${expected} of an accepted format.`);
   }

@@ -1,8 +1,9 @@
 /**
  * Issue 38 (a smaller process): the idle default service (embedded SQLite, no providers file)
- * loads none of the packages only some deployments need: the PostgreSQL driver, the AWS SDK, the
- * `openai` package, the MCP SDK and zod. MCP loads on the first request to /mcp, before that
- * request is answered, and answers it as usual. The built server runs with a preload that logs
+ * loads none of the packages only some deployments or requests need: the PostgreSQL driver, the
+ * AWS SDK, the `openai` package, the MCP SDK and zod, file-type (upload sniffing) and htmlparser2
+ * (link previews and scans). MCP loads on the first request to /mcp, before that request is
+ * answered, and answers it as usual; file-type on the first upload, which is checked as usual. The built server runs with a preload that logs
  * every ES module it loads (support/module-log.mjs).
  */
 import { after, before, describe, test } from 'node:test';
@@ -13,7 +14,10 @@ import { join, resolve } from 'node:path';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type ServerProcess } from '../support/processes.js';
 import { needsDist } from '../support/requirements.js';
 
-const OPTIONAL_PACKAGES = ['pg', '@aws-sdk', 'openai', '@modelcontextprotocol', 'zod'];
+const OPTIONAL_PACKAGES = ['pg', '@aws-sdk', 'openai', '@modelcontextprotocol', 'zod', 'file-type', 'htmlparser2'];
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 function packagesLoaded(log: string): Set<string> {
   const found = new Set<string>();
@@ -63,6 +67,15 @@ describe('lazy modules (built server, embedded SQLite)', { skip: distMissing ? n
     assert.equal(body.result.serverInfo.name, 'workspace-automation-service');
     const after = packagesLoaded(log);
     assert.ok(after.has('@modelcontextprotocol'), 'the first /mcp request loaded the MCP SDK');
-    assert.deepEqual(['pg', '@aws-sdk', 'openai'].filter((name) => after.has(name)), []);
+    assert.deepEqual(['pg', '@aws-sdk', 'openai', 'file-type'].filter((name) => after.has(name)), []);
+
+    const form = new FormData();
+    form.append('file', new Blob([PNG], { type: 'image/png' }), 'dot.png');
+    const upload = await fetch(`${server.base}/v1/media/upload`, { method: 'POST', headers: tenant.headers, body: form });
+    assert.equal(upload.status, 200, await upload.clone().text());
+    const media = (await upload.json()) as { data: { mimeType: string; sizeBytes: number } };
+    assert.equal(media.data.mimeType, 'image/png');
+    assert.equal(media.data.sizeBytes, PNG.length);
+    assert.ok(packagesLoaded(log).has('file-type'), 'the first upload loaded file-type');
   });
 });

@@ -56,6 +56,13 @@ export function formatForDeclared(declared: string | undefined): MediaFormat | u
  * undefined when the detected type is not accepted. MP4 brands that file-type maps to other MIME
  * types (QuickTime, M4A, 3GP) are not accepted.
  */
+let fileTypeModule: Promise<typeof import('file-type')> | undefined;
+
+/** The file-type package (magic-byte detection), loaded on its first use rather than with the service. */
+export function fileType(): Promise<typeof import('file-type')> {
+  return (fileTypeModule ??= import('file-type'));
+}
+
 export function formatForDetected(detected: { ext: string; mime: string } | undefined): MediaFormat | undefined {
   if (!detected) return undefined;
   switch (detected.ext) {

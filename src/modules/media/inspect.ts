@@ -8,10 +8,9 @@
  * pixel bounds (decompression bombs).
  * Every refusal is 400 UNSUPPORTED_MEDIA with `details.reason` saying which check failed.
  */
-import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { AppError } from '../../http/errors.js';
 import { FileReader, MediaRejection } from './file-reader.js';
-import { bareMimeType, declaredMatches, formatForDetected, isExecutableMime, type FormatId, type MediaFormat } from './formats.js';
+import { bareMimeType, declaredMatches, fileType, formatForDetected, isExecutableMime, type FormatId, type MediaFormat } from './formats.js';
 import { IMAGE_MAX_PIXELS, IMAGE_MAX_TOTAL_PIXELS } from './limits.js';
 import { checkGlb, checkMp3, checkMp4, checkOgg, checkWav, checkWebm } from './structure-av.js';
 import { checkGif, checkJpeg, checkPng, checkWebp } from './structure-image.js';
@@ -67,7 +66,8 @@ async function inspect(source: string | Buffer, declaredMimeType: string | undef
     if (reader.size === 0) reject('EMPTY', 'The file is empty.');
     const head = await reader.upTo(0, SCAN_BYTES);
     const declared = bareMimeType(declaredMimeType);
-    const detected = typeof source === 'string' ? await fileTypeFromFile(source) : await fileTypeFromBuffer(source);
+    const detect = await fileType();
+    const detected = typeof source === 'string' ? await detect.fileTypeFromFile(source) : await detect.fileTypeFromBuffer(source);
     const format = formatForDetected(detected);
     if (!format) refuseUnknown(head, detected, declared);
     if (!declaredMatches(format, declared)) {

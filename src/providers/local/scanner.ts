@@ -27,7 +27,6 @@ import { contentSecurityPolicy, contentTypeOptions, frameProtection, hsts, refer
 import { cookies } from './scan-cookies.js';
 import { cors } from './scan-cors.js';
 import { exposedFiles } from './scan-exposure.js';
-import { mixedContent } from './scan-mixed-content.js';
 import { httpsRedirect } from './scan-redirect.js';
 import { scanTarget, ScanSession, type Check, type CheckOutcome } from './scan-session.js';
 import { certificateExpiry, certificateHostname, certificateTrust, tlsProtocol } from './scan-tls.js';
@@ -45,7 +44,8 @@ const CHECKS: Readonly<Record<SecurityCheckId, Check>> = {
   'referrer-policy': referrerPolicy,
   cookies,
   cors,
-  'mixed-content': mixedContent,
+  // The HTML tokenizer it reads pages with loads on the first scan, not with the service.
+  'mixed-content': async (session) => (await import('./scan-mixed-content.js')).mixedContent(session),
   'exposed-files': exposedFiles,
 };
 
