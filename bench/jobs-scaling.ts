@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { withFreshDatabase } from './jobs-pg.js';
+import { freePort, waitReady } from './processes.js';
 import { seedJobTenant, sleep, startService, type JobTenant, type Service } from './jobs-support.js';
 
 const JOB_MS = 300;
@@ -94,7 +95,13 @@ async function measureConfiguration(serverUrl: string, workers: number) {
     let a: Admitter | undefined;
     try {
       const t = await seedJobTenant(api.base, 'bench-scaling', slots * 4);
-      for (let i = 0; i < workers; i++) workerProcesses.push(await startService('worker', { ...env, JOB_CONCURRENCY: String(CONCURRENCY) }));
+      // Each worker is up (its metrics listener answers /healthz) before anything is measured.
+      for (let i = 0; i < workers; i++) {
+        const metricsPort = await freePort();
+        const worker = await startService('worker', { ...env, JOB_CONCURRENCY: String(CONCURRENCY), METRICS_PORT: String(metricsPort) });
+        workerProcesses.push(worker);
+        await waitReady(`http://127.0.0.1:${metricsPort}/healthz`, worker.child, 60_000);
+      }
       a = admitter(api, t);
 
       // Capacity: a full queue, a warm-up of 2 s, then the window.

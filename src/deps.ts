@@ -20,6 +20,7 @@ import { createEgress } from './egress/client.js';
 import type { Egress } from './egress/types.js';
 import type { BlobStore } from './modules/media/blob-store.js';
 import { createBlobStore } from './modules/media/blob-store-factory.js';
+import { PendingJobsSignal } from './modules/jobs/pending-signal.js';
 import { JobChangeFeed } from './modules/jobs/changes.js';
 import { DEFAULT_STREAM_SETTINGS, type StreamSettings } from './modules/jobs/stream-settings.js';
 import { ProviderRegistry } from './providers/registry.js';
@@ -54,8 +55,13 @@ export interface Deps {
   net: NetLookups;
   /** Media bytes: local files under DATA_DIR or an S3-compatible bucket (MEDIA_STORE). */
   blobs: BlobStore;
-  /** Tells this process's job worker (if any) that a job was admitted; set by the server. */
+  /**
+   * Tells the job workers that a job became claimable: the other processes' through jobsPending,
+   * and this process's own worker (worker/runner.ts adds it when the process runs one).
+   */
   jobsWakeup: () => void;
+  /** The cross-process "a job is waiting" signal (NOTIFY jobs_pending on a shared PostgreSQL server). */
+  jobsPending: PendingJobsSignal;
   /** Job changes of every process (LISTEN/NOTIFY on PostgreSQL, in-process otherwise): wakes job streams. */
   jobChanges: JobChangeFeed;
   /** Timings of job streams (keep-alive, poll, slot heartbeat, re-authorization); tests shorten them. */
@@ -134,6 +140,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
   const providers = new ProviderRegistry(config.providers, egress, log, { engines, simulatedDelayMs: config.simulatedDelayMs, simulateLive: config.simulateLive });
   const blobs = await createBlobStore({ config, keyring });
   const jobChanges = new JobChangeFeed({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
+  const jobsPending = new PendingJobsSignal({ db: handle.db, caps: handle.caps, log, listenUrl: handle.url });
   let closed = false;
   return {
     config,
@@ -160,7 +167,8 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
     providers,
     net: options.net ?? { resolveTxt },
     blobs,
-    jobsWakeup: () => {},
+    jobsWakeup: () => jobsPending.announce(),
+    jobsPending,
     jobChanges,
     streamSettings: { ...DEFAULT_STREAM_SETTINGS },
     async close() {
@@ -169,6 +177,7 @@ export async function createDeps(options: CreateDepsOptions): Promise<Deps> {
       if (epochTimer) clearInterval(epochTimer);
       await usage.stop().catch((err: unknown) => log.error({ err }, 'final usage flush failed'));
       await jobChanges.close();
+      await jobsPending.close();
       await providers.close();
       await egress.close();
       await blobs.close();

@@ -2,7 +2,8 @@
  * Starts the background workers of a process with a worker role (ROLE worker or all), each on
  * the shared poll loop (lib/poll-loop.ts):
  * - the job worker claims queued jobs; a job admitted in this process wakes it at once
- *   (`deps.jobsWakeup`), those of other processes it finds by polling;
+ *   (`deps.jobsWakeup`), one admitted by another process through the jobs_pending signal on a
+ *   shared PostgreSQL server (modules/jobs/pending-signal.ts), and its poll finds the rest;
  * - the webhook delivery worker sends deliveries; those scheduled or replayed in this process
  *   wake it, those of other processes it finds by polling;
  * - housekeeping (maintenance.ts) expires credits, purges what is past its time and raises the
@@ -15,17 +16,21 @@ import { onDeliveriesScheduled } from '../modules/webhooks/fan-out.js';
 import { JobWorker } from './job-worker.js';
 import { startMaintenance } from './maintenance.js';
 
-export function startWorkers(deps: Deps): () => Promise<void> {
-  const jobs = new JobWorker(deps, { concurrency: deps.config.jobConcurrency });
+export function startWorkers(deps: Deps, options: { jobPollMs?: number } = {}): () => Promise<void> {
+  const jobs = new JobWorker(deps, { concurrency: deps.config.jobConcurrency, ...(options.jobPollMs !== undefined ? { pollMs: options.jobPollMs } : {}) });
   jobs.start();
-  deps.jobsWakeup = () => jobs.notify();
+  deps.jobsWakeup = () => {
+    jobs.notify();
+    deps.jobsPending.announce();
+  };
+  const stopListening = deps.jobsPending.listen(() => jobs.notify());
   const deliveries = new DeliveryWorker(deps);
   deliveries.start();
   const unsubscribe = onDeliveriesScheduled(() => deliveries.notify());
   const stopMaintenance = startMaintenance(deps);
   return async () => {
-    deps.jobsWakeup = () => {};
+    deps.jobsWakeup = () => deps.jobsPending.announce();
     unsubscribe();
-    await Promise.all([jobs.stop(), deliveries.stop(), stopMaintenance()]);
+    await Promise.all([stopListening(), jobs.stop(), deliveries.stop(), stopMaintenance()]);
   };
 }
