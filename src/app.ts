@@ -32,6 +32,7 @@ import { jsonBodyParser } from './http/json-body.js';
 import { AppError } from './http/errors.js';
 import type { RouteMeta } from './http/route-meta.js';
 import { validatorCompiler } from './http/validation.js';
+import { lazySerializerFactory, lazyValidatorCompiler } from './http/lazy-compilers.js';
 import { systemRoutes } from './http/system-routes.js';
 import { catalogueRoutes } from './http/route-catalogue.js';
 import { ConnectionDrain } from './http/connection-drain.js';
@@ -147,6 +148,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     }),
     genReqId: requestId,
     childLoggerFactory: lazyChildLogger,
+    // Response serializers compile on their route's first use (http/lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     bodyLimit: BODY_LIMIT_BYTES,
     // Path parameters up to 512 characters: a domain's hostname (up to 253) is one, in the admin
@@ -164,7 +167,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   // Set when a request is refused with 429 (http/refusal.ts): declared up front so every request has the same shape.
   app.decorateRequest('tooManyRequests', undefined);
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(lazyValidatorCompiler(validatorCompiler));
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => reply.status(404).send(errorBody(request, 'NOT_FOUND', 'Not found.')));
 
