@@ -12,7 +12,13 @@
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { Agent, request as undiciRequest } from 'undici';
+import type { Agent, request as undiciRequestType } from 'undici';
+
+let undiciModule: Promise<typeof import('undici')> | undefined;
+/** undici (about 110 modules) loads with the first outbound request, not with the service. */
+function undici(): Promise<typeof import('undici')> {
+  return (undiciModule ??= import('undici'));
+}
 import { compileAllowList, isIpAllowed, parseIpLiteral, type AllowList } from './address-policy.js';
 import { checkDeclaredLength, decodersFor, readCappedBody } from './body.js';
 import { DNS_ERROR_CODES, toEgressError } from './errors.js';
@@ -150,7 +156,7 @@ interface EgressContext {
   /** A start URL parsed and checked against the policy (cached: the same destinations come back). */
   checkStartUrl(input: string): URL;
   /** The keep-alive pool for a connect timeout and TLS mode. */
-  agentFor(connectTimeoutMs: number, acceptAnyTls: boolean): Agent;
+  agentFor(connectTimeoutMs: number, acceptAnyTls: boolean): Promise<Agent>;
 }
 
 /** Where a request goes next and what it sends: changed by each redirect it follows. */
@@ -161,7 +167,7 @@ interface Hop {
   headers: Record<string, string>;
 }
 
-type UndiciResponse = Awaited<ReturnType<typeof undiciRequest>>;
+type UndiciResponse = Awaited<ReturnType<typeof undiciRequestType>>;
 
 /**
  * Follows a redirect to `location`: checked against the policy like the start URL; a POST
@@ -215,7 +221,8 @@ async function finalResponse(res: UndiciResponse, hop: Hop, init: EgressRequest,
 async function follow(ctx: EgressContext, startUrl: string, init: EgressRequest, signal: RequestAbort, progress: { responses: number }): Promise<EgressResponse> {
   const maxBytes = positiveOr(init.maxBytes, DEFAULT_MAX_BYTES);
   const maxRedirects = init.maxRedirects === undefined ? DEFAULT_MAX_REDIRECTS : Math.max(0, Math.floor(init.maxRedirects));
-  const dispatcher = ctx.agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS), init.acceptAnyTls === true);
+  const dispatcher = await ctx.agentFor(positiveOr(init.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS), init.acceptAnyTls === true);
+  const { request: undiciRequest } = await undici();
   const hop: Hop = { url: ctx.checkStartUrl(startUrl), method: init.method ?? 'GET', body: init.body, headers: buildHeaders(init.headers, ctx.userAgent) };
   for (let redirects = 0; ; redirects++) {
     const res = await undiciRequest(hop.url, { dispatcher, method: hop.method, headers: hop.headers, body: hop.body, signal });
@@ -289,10 +296,14 @@ export function createEgress(options: EgressOptions): Egress {
       }
       return url;
     },
-    agentFor(connectTimeoutMs, acceptAnyTls) {
+    async agentFor(connectTimeoutMs, acceptAnyTls) {
       const key = `${connectTimeoutMs}:${acceptAnyTls}`;
       let agent = agents.get(key);
       if (!agent) {
+        const { Agent } = await undici();
+        // Another request may have made it meanwhile.
+        agent = agents.get(key);
+        if (agent) return agent;
         agent = new Agent({ connect: { lookup, timeout: connectTimeoutMs, ...(acceptAnyTls ? ANY_TLS : {}) } });
         agents.set(key, agent);
       }

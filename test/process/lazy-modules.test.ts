@@ -1,10 +1,11 @@
 /**
  * Issue 38 (a smaller process): the idle default service (embedded SQLite, no providers file)
  * loads none of the packages only some deployments or requests need: the PostgreSQL driver, the
- * AWS SDK, the `openai` package, the MCP SDK and zod, file-type (upload sniffing) and htmlparser2
- * (link previews and scans). MCP loads on the first request to /mcp, before that request is
- * answered, and answers it as usual; file-type on the first upload, which is checked as usual. The built server runs with a preload that logs
- * every ES module it loads (support/module-log.mjs).
+ * AWS SDK, the `openai` package, the MCP SDK and zod, file-type (upload sniffing), htmlparser2
+ * (link previews and scans) and undici (the egress client, on its first outbound request). MCP
+ * loads on the first request to /mcp, before that request is answered, and answers it as usual;
+ * file-type on the first upload, which is checked as usual. The built server runs with a preload
+ * that logs every ES module it loads (support/module-log.mjs).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { distMissing, PROCESS_SECRET_KEY, seedTenantOverHttp, startServer, type ServerProcess } from '../support/processes.js';
 import { needsDist } from '../support/requirements.js';
 
-const OPTIONAL_PACKAGES = ['pg', '@aws-sdk', 'openai', '@modelcontextprotocol', 'zod', 'file-type', 'htmlparser2'];
+const OPTIONAL_PACKAGES = ['pg', '@aws-sdk', 'openai', '@modelcontextprotocol', 'zod', 'file-type', 'htmlparser2', 'undici'];
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
