@@ -5,7 +5,7 @@
  * images, an audio player, a video player, text, a GLB as a download, sprite atlases and frames.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ApiKey } from './api.js';
+import type { ApiKey, KeyMode } from './api.js';
 import { ErrorNotice, formatTime } from './components.js';
 import { html } from './html.js';
 import { formatMillicents, newIdempotencyKey, readCompleteOutput, runsApi, usableKeys, type CompleteOutput, type JobSnapshot } from './runs-api.js';
@@ -16,6 +16,8 @@ const isActive = (status: string) => status === 'pending' || status === 'process
 export interface JobViewProps {
   workspaceId: string;
   jobId: string;
+  /** The job's mode (the shell's switch): a test job is read, cancelled and retried in test mode, with test keys. */
+  mode: KeyMode;
   /** The workspace's keys, to retry with (owners and admins); undefined for a member. */
   keys: ApiKey[] | undefined;
   canManage: boolean;
@@ -25,7 +27,7 @@ export interface JobViewProps {
   focus?: boolean;
 }
 
-export function JobView({ workspaceId, jobId, keys, canManage, onChanged, focus }: JobViewProps) {
+export function JobView({ workspaceId, jobId, mode, keys, canManage, onChanged, focus }: JobViewProps) {
   const [job, setJob] = useState<JobSnapshot | undefined>();
   const [error, setError] = useState<unknown>();
   const [actionError, setActionError] = useState<unknown>();
@@ -43,7 +45,7 @@ export function JobView({ workspaceId, jobId, keys, canManage, onChanged, focus 
     let timer: ReturnType<typeof setTimeout> | undefined;
     async function tick() {
       try {
-        const next = await runsApi.job(workspaceId, jobId);
+        const next = await runsApi.job(workspaceId, jobId, mode);
         if (stopped) return;
         setJob(next);
         setError(undefined);
@@ -59,7 +61,7 @@ export function JobView({ workspaceId, jobId, keys, canManage, onChanged, focus 
       stopped = true;
       clearTimeout(timer);
     };
-  }, [workspaceId, jobId, poke]);
+  }, [workspaceId, jobId, mode, poke]);
 
   async function act(what: () => Promise<unknown>) {
     if (busyRef.current) return;
@@ -81,7 +83,7 @@ export function JobView({ workspaceId, jobId, keys, canManage, onChanged, focus 
   if (!job) return html`<section class="job" aria-label="Job"><${ErrorNotice} error=${error} />${error ? null : html`<p aria-live="polite">Loading job…</p>`}</section>`;
 
   return html`<section class="job" aria-labelledby=${`job-${job.id}`} data-job-id=${job.id} data-status=${job.status}>
-    <h2 id=${`job-${job.id}`} tabindex="-1" ref=${heading}>Job <code>${job.id}</code></h2>
+    <h2 id=${`job-${job.id}`} tabindex="-1" ref=${heading}>${job.livemode ? 'Job' : html`<span class="badge test">Test</span> Test job`} <code>${job.id}</code></h2>
     <dl class="facts">
       <dt>Operation</dt><dd>${job.operationId}</dd>
       <dt>Status</dt><dd class=${`status ${job.status}`}><span role="status">${job.status}</span>${job.errorCode ? html` (<code>${job.errorCode}</code>)` : null}</dd>
@@ -94,27 +96,27 @@ export function JobView({ workspaceId, jobId, keys, canManage, onChanged, focus 
     </dl>
     <${ErrorNotice} error=${error} />
     ${canManage && isActive(job.status)
-      ? html`<p><button type="button" class="danger" disabled=${busy} onClick=${() => act(() => runsApi.cancel(workspaceId, job.id))}>Cancel</button></p>`
+      ? html`<p><button type="button" class="danger" disabled=${busy} onClick=${() => act(() => runsApi.cancel(workspaceId, job.id, mode))}>Cancel</button></p>`
       : null}
-    ${canManage && job.status === 'failed' ? html`<${RetryForm} workspaceId=${workspaceId} job=${job} keys=${keys ?? []} busy=${busy} onRetry=${act} />` : null}
+    ${canManage && job.status === 'failed' ? html`<${RetryForm} workspaceId=${workspaceId} mode=${mode} job=${job} keys=${keys ?? []} busy=${busy} onRetry=${act} />` : null}
     <${ErrorNotice} error=${actionError} />
-    ${job.status === 'completed' ? html`<${JobOutput} key=${`${job.id}:${job.version}`} workspaceId=${workspaceId} jobId=${job.id} />` : null}
+    ${job.status === 'completed' ? html`<${JobOutput} key=${`${job.id}:${job.version}`} workspaceId=${workspaceId} mode=${mode} jobId=${job.id} />` : null}
   </section>`;
 }
 
-function RetryForm({ workspaceId, job, keys, busy, onRetry }: { workspaceId: string; job: JobSnapshot; keys: ApiKey[]; busy: boolean; onRetry: (what: () => Promise<unknown>) => void }) {
-  const usable = usableKeys(keys, 'jobs:write').filter((k) => k.operations.includes(job.operationId));
+function RetryForm({ workspaceId, mode, job, keys, busy, onRetry }: { workspaceId: string; mode: KeyMode; job: JobSnapshot; keys: ApiKey[]; busy: boolean; onRetry: (what: () => Promise<unknown>) => void }) {
+  const usable = usableKeys(keys, 'jobs:write', mode).filter((k) => k.operations.includes(job.operationId));
   const [chosen, setChosen] = useState<string | undefined>();
   // The keys may arrive after the form first shows: the first usable one until one is chosen.
   const keyId = usable.find((k) => k.id === chosen)?.id ?? usable[0]?.id ?? '';
   // One Idempotency-Key per failed attempt shown: pressing "Retry" twice retries once.
   const [idem] = useState(newIdempotencyKey);
   if (usable.length === 0) {
-    return html`<p class="notice">To retry, a key of this workspace needs the scope <code>jobs:write</code> and the operation <code>${job.operationId}</code>; create or edit one on the Keys page.</p>`;
+    return html`<p class="notice">To retry, a ${mode === 'test' ? 'test' : 'live'} key of this workspace needs the scope <code>jobs:write</code> and the operation <code>${job.operationId}</code>; create or edit one on the Keys page.</p>`;
   }
   return html`<form class="inline" onSubmit=${(e: Event) => {
     e.preventDefault();
-    onRetry(() => runsApi.retry(workspaceId, job.id, keyId, idem));
+    onRetry(() => runsApi.retry(workspaceId, job.id, mode, keyId, idem));
   }}>
     <label for=${`retry-key-${job.id}`}>Retry with key</label>
     <select id=${`retry-key-${job.id}`} value=${keyId} onChange=${(e: Event) => setChosen((e.currentTarget as HTMLSelectElement).value)}>
@@ -124,19 +126,19 @@ function RetryForm({ workspaceId, job, keys, busy, onRetry }: { workspaceId: str
   </form>`;
 }
 
-function JobOutput({ workspaceId, jobId }: { workspaceId: string; jobId: string }) {
+function JobOutput({ workspaceId, mode, jobId }: { workspaceId: string; mode: KeyMode; jobId: string }) {
   const [output, setOutput] = useState<CompleteOutput | undefined>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
     let stopped = false;
-    readCompleteOutput(workspaceId, jobId).then(
+    readCompleteOutput(workspaceId, jobId, mode).then(
       (o) => !stopped && setOutput(o),
       (err) => !stopped && setError(err),
     );
     return () => {
       stopped = true;
     };
-  }, [workspaceId, jobId]);
+  }, [workspaceId, jobId, mode]);
   if (error) return html`<${ErrorNotice} error=${error} />`;
   if (!output) return html`<p aria-live="polite">Reading the complete output…</p>`;
   return html`<section class="output" aria-labelledby=${`output-${jobId}`}>

@@ -4,7 +4,7 @@
  * whole document's SHA-256 compared with the digest the service announced, as the public API's
  * complete-output rule asks of a client.
  */
-import { ApiError, request, type ApiKey } from './api.js';
+import { ApiError, request, type ApiKey, type KeyMode } from './api.js';
 
 /** A JSON Schema as /v1/tools serves an operation's input (the parts the form reads). */
 export interface JsonSchema {
@@ -67,6 +67,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export interface JobMetadata {
   id: string;
   workspaceId: string;
+  /** False for a test job (decisions.md "Test mode"). */
+  livemode: boolean;
   toolSlug: string;
   operationId: string;
   status: JobStatus;
@@ -102,40 +104,48 @@ export interface MediaChoice {
 
 export interface OperationBody {
   keyId: string;
+  /** The mode the key must be of (the shell's test-mode switch). */
+  mode: KeyMode;
   operationId: string;
   input: Record<string, unknown>;
 }
 
 const ws = (workspaceId: string) => `/workspaces/${encodeURIComponent(workspaceId)}`;
-const job = (workspaceId: string, jobId: string) => `${ws(workspaceId)}/jobs/${encodeURIComponent(jobId)}`;
+/** A job endpoint of `mode` (`?mode=test` for a test job; live is the server's default). */
+const job = (workspaceId: string, jobId: string, mode: KeyMode, rest = '', query: Record<string, string> = {}) => {
+  const params = new URLSearchParams(query);
+  if (mode === 'test') params.set('mode', 'test');
+  const qs = params.toString();
+  return `${ws(workspaceId)}/jobs/${encodeURIComponent(jobId)}${rest}${qs ? `?${qs}` : ''}`;
+};
 
 export const runsApi = {
-  tools: (workspaceId: string, keyId: string) => request<{ items: Tool[] }>('GET', `${ws(workspaceId)}/tools?keyId=${encodeURIComponent(keyId)}`),
+  tools: (workspaceId: string, keyId: string, mode: KeyMode) => request<{ items: Tool[] }>('GET', `${ws(workspaceId)}/tools?keyId=${encodeURIComponent(keyId)}&mode=${mode}`),
   estimate: (workspaceId: string, body: OperationBody) => request<Estimate>('POST', `${ws(workspaceId)}/estimates`, body),
   /** One Idempotency-Key per submitted form: the same key again replays the first answer. */
   run: (workspaceId: string, body: OperationBody, idempotencyKey: string) =>
     request<{ run: RunAnswer; replayed: boolean }>('POST', `${ws(workspaceId)}/runs`, body, { 'idempotency-key': idempotencyKey }),
-  jobs: (workspaceId: string, q: { status?: string; operationId?: string; cursor?: string; limit?: number }) => {
+  jobs: (workspaceId: string, mode: KeyMode, q: { status?: string; operationId?: string; cursor?: string; limit?: number }) => {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+    if (mode === 'test') params.set('mode', 'test');
     const qs = params.toString();
     return request<{ items: JobMetadata[]; nextCursor: string | null }>('GET', `${ws(workspaceId)}/jobs${qs ? `?${qs}` : ''}`);
   },
-  job: (workspaceId: string, jobId: string) => request<JobSnapshot>('GET', job(workspaceId, jobId)),
-  cancel: (workspaceId: string, jobId: string) => request<JobSnapshot>('POST', `${job(workspaceId, jobId)}/cancel`),
-  retry: (workspaceId: string, jobId: string, keyId: string, idempotencyKey: string) =>
-    request<{ run: RunAnswer; replayed: boolean }>('POST', `${job(workspaceId, jobId)}/retry`, { keyId }, { 'idempotency-key': idempotencyKey }),
-  /** The workspace's newest media (the Media page's list endpoint), to pick from in media fields. */
-  media: (workspaceId: string) => request<{ items: MediaChoice[] }>('GET', `${ws(workspaceId)}/media?limit=100`),
+  job: (workspaceId: string, jobId: string, mode: KeyMode) => request<JobSnapshot>('GET', job(workspaceId, jobId, mode)),
+  cancel: (workspaceId: string, jobId: string, mode: KeyMode) => request<JobSnapshot>('POST', job(workspaceId, jobId, mode, '/cancel')),
+  retry: (workspaceId: string, jobId: string, mode: KeyMode, keyId: string, idempotencyKey: string) =>
+    request<{ run: RunAnswer; replayed: boolean }>('POST', job(workspaceId, jobId, mode, '/retry'), { keyId }, { 'idempotency-key': idempotencyKey }),
+  /** The workspace's newest media of the mode (the Media page's list endpoint), to pick from in media fields. */
+  media: (workspaceId: string, mode: KeyMode) => request<{ items: MediaChoice[] }>('GET', `${ws(workspaceId)}/media?limit=100${mode === 'test' ? '&mode=test' : ''}`),
 };
 
 /**
- * Keys the console may act with for `scope`: live (a test key's jobs live in the workspace's test
- * mode, which the Run and Jobs pages do not show yet), not revoked, not expired, holding the scope,
- * usable over REST.
+ * Keys the console may act with for `scope` in `mode` (the shell's test-mode switch: test keys in
+ * test mode, live keys otherwise): not revoked, not expired, holding the scope, usable over REST.
  */
-export function usableKeys(keys: ApiKey[], scope: string, now = Date.now()): ApiKey[] {
-  return keys.filter((k) => k.mode !== 'test' && !k.revokedAt && (!k.expiresAt || Date.parse(k.expiresAt) > now) && k.scopes.includes(scope) && k.transports.includes('rest'));
+export function usableKeys(keys: ApiKey[], scope: string, mode: KeyMode, now = Date.now()): ApiKey[] {
+  return keys.filter((k) => k.mode === mode && !k.revokedAt && (!k.expiresAt || Date.parse(k.expiresAt) > now) && k.scopes.includes(scope) && k.transports.includes('rest'));
 }
 
 /** A random UUID (version 4) from getRandomValues, which browsers offer on plain http too. */
@@ -160,14 +170,14 @@ function hex(bytes: ArrayBuffer): string {
 }
 
 /** Reads the job's complete output through every fragment and verifies it against its digest. */
-export async function readCompleteOutput(workspaceId: string, jobId: string): Promise<CompleteOutput> {
+export async function readCompleteOutput(workspaceId: string, jobId: string, mode: KeyMode): Promise<CompleteOutput> {
   const encoder = new TextEncoder();
   const parts: Uint8Array[] = [];
   let received = 0;
   let cursor: string | null = null;
   let first: OutputPage | undefined;
   do {
-    const page: OutputPage = await request<OutputPage>('GET', `${job(workspaceId, jobId)}/output${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const page: OutputPage = await request<OutputPage>('GET', job(workspaceId, jobId, mode, '/output', cursor ? { cursor } : {}));
     first ??= page;
     if (page.offsetBytes !== received || page.sha256 !== first.sha256 || page.totalBytes !== first.totalBytes) {
       throw new ApiError(0, 'OUTPUT_CHANGED', 'The output changed while it was read; open the job again.');

@@ -107,15 +107,18 @@ function path(workspaceId: string, what: string, query: Query = {}): string {
   return `/workspaces/${encodeURIComponent(workspaceId)}/${what}${s ? `?${s}` : ''}`;
 }
 
+/** The `mode` query of a read: `test` for the test mode's figures; nothing for live (the server's default). */
+const modeParam = (mode: KeyMode) => (mode === 'test' ? 'test' : undefined);
+
 export const usageApi = {
   balance: (workspaceId: string, cursor?: string, mode: KeyMode = 'live') => request<Balance>('GET', path(workspaceId, 'balance', { limit: '100', cursor, mode: mode === 'test' ? 'test' : undefined })),
   /** Owners and admins: make-believe credits for the test balance (never live ones). */
   addTestCredits: (workspaceId: string, amountMillicents: number) =>
     request<{ allocation: Allocation & { amountMillicents: number; livemode: boolean }; balance: Balance }>('POST', path(workspaceId, 'test-credits'), { amountMillicents }),
-  transactions: (workspaceId: string, cursor?: string) => request<{ items: LedgerEntry[]; nextCursor: string | null }>('GET', path(workspaceId, 'transactions', { limit: '25', cursor })),
-  costs: (workspaceId: string, query: { bucket: 'hour' | 'day' | 'month'; from?: string; to?: string; groupBy?: string[] }) => request<CostReport>('GET', path(workspaceId, 'costs', query)),
-  history: (workspaceId: string, query: { bucket: 'minute' | 'hour' | 'day'; from?: string; to?: string; groupBy?: string[] }) => request<UsageHistory>('GET', path(workspaceId, 'usage/history', query)),
-  summary: (workspaceId: string) => request<UsageSummary>('GET', path(workspaceId, 'usage')),
+  transactions: (workspaceId: string, cursor?: string, mode: KeyMode = 'live') => request<{ items: LedgerEntry[]; nextCursor: string | null }>('GET', path(workspaceId, 'transactions', { limit: '25', cursor, mode: modeParam(mode) })),
+  costs: (workspaceId: string, query: { bucket: 'hour' | 'day' | 'month'; from?: string; to?: string; groupBy?: string[] }, mode: KeyMode = 'live') => request<CostReport>('GET', path(workspaceId, 'costs', { ...query, mode: modeParam(mode) })),
+  history: (workspaceId: string, query: { bucket: 'minute' | 'hour' | 'day'; from?: string; to?: string; groupBy?: string[] }, mode: KeyMode = 'live') => request<UsageHistory>('GET', path(workspaceId, 'usage/history', { ...query, mode: modeParam(mode) })),
+  summary: (workspaceId: string, mode: KeyMode = 'live') => request<UsageSummary>('GET', path(workspaceId, 'usage', { mode: modeParam(mode) })),
   notifications: (workspaceId: string, cursor?: string) => request<{ items: Notification[]; nextCursor: string | null }>('GET', path(workspaceId, 'notifications', { limit: '25', cursor })),
 };
 

@@ -9,6 +9,7 @@
  * - GET  /console/api/workspaces/{id}/media/{mediaId}/download  CONSOLE_MEDIA_DOWNLOAD
  *
  * Multipart parsing is registered in this plugin only, so no other console route accepts it.
+ * Every route takes `mode` (query; `test`: the workspace's test media, which test-key runs read).
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
@@ -20,7 +21,7 @@ import { listMedia, mediaDownload, presentMedia, signedMediaUrl, storeUploadedMe
 import { receiveUpload } from '../modules/media/upload-receiver.js';
 import { consoleRoute, sessionOf } from './routes-define.js';
 import * as M from './schemas-media-webhooks.js';
-import { readableWorkspace } from './service-webhooks.js';
+import { inMode, readableWorkspace } from './service-webhooks.js';
 
 const base = '/console/api/workspaces/:workspaceId/media';
 const ACCEPTED = Object.values(MEDIA_FORMATS).map((f) => ({ mimeType: f.mimeType, extension: f.extension }));
@@ -38,8 +39,9 @@ export async function signedMediaOrigins(deps: Deps): Promise<string[]> {
 }
 
 export async function consoleMediaRoutes(app: FastifyInstance, deps: Deps): Promise<void> {
-  consoleRoute(app, 'GET', base, { code: 'CONSOLE_MEDIA_LIST', message: 'Media of the workspace, newest first.' }, { params: M.WorkspaceParams, querystring: M.PageQuery, response: M.MediaListSchema }, async (r) => {
-    const { workspace } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+  consoleRoute(app, 'GET', base, { code: 'CONSOLE_MEDIA_LIST', message: 'Media of the workspace, newest first.' }, { params: M.WorkspaceParams, querystring: M.ModePageQuery, response: M.MediaListSchema }, async (r) => {
+    const { workspace: live } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+    const workspace = await inMode(deps, live, r.query.mode);
     const page = await listMedia(deps, workspace.id, { limit: r.query.limit ?? 25, cursor: r.query.cursor });
     const signedAt = deps.clock.now();
     const items = await Promise.all(
@@ -51,18 +53,20 @@ export async function consoleMediaRoutes(app: FastifyInstance, deps: Deps): Prom
     return { items, nextCursor: page.nextCursor, maxUploadBytes: mediaLimitsFor(workspace.plan).maxUploadBytes, acceptedTypes: ACCEPTED };
   });
 
-  consoleRoute(app, 'GET', `${base}/:mediaId/download`, { code: 'CONSOLE_MEDIA_DOWNLOAD', message: 'Download URL issued.' }, { params: M.MediaParams, response: M.DownloadSchema }, async (r) => {
-    const { workspace } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+  consoleRoute(app, 'GET', `${base}/:mediaId/download`, { code: 'CONSOLE_MEDIA_DOWNLOAD', message: 'Download URL issued.' }, { params: M.MediaParams, querystring: M.ModeQuery, response: M.DownloadSchema }, async (r) => {
+    const { workspace: live } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+    const workspace = await inMode(deps, live, r.query.mode);
     const d = await mediaDownload(deps, workspace.id, r.params.mediaId);
     return { mediaId: d.mediaId, url: d.url, expiresAt: toIso(d.expiresAt) };
   });
 
   await app.register(async (uploads) => {
     await uploads.register(multipart, { throwFileSizeLimit: true });
-    consoleRoute(uploads, 'POST', `${base}/upload`, { code: 'CONSOLE_MEDIA_UPLOAD', message: 'Media uploaded.' }, { params: M.WorkspaceParams, response: M.MediaOnlySchema }, async (r) => {
+    consoleRoute(uploads, 'POST', `${base}/upload`, { code: 'CONSOLE_MEDIA_UPLOAD', message: 'Media uploaded.' }, { params: M.WorkspaceParams, querystring: M.ModeQuery, response: M.MediaOnlySchema }, async (r) => {
       // The workspace is checked before a byte of the body is read; a refusal before the body
       // ends still reaches the client (http/unread-body.ts), as on the public upload.
-      const { workspace } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+      const { workspace: live } = await readableWorkspace(deps, sessionOf(r).user.id, r.params.workspaceId);
+      const workspace = await inMode(deps, live, r.query.mode, true);
       const staged = await receiveUpload(r, deps.blobs.stagingDir, mediaLimitsFor(workspace.plan).maxUploadBytes);
       return { media: presentMedia(await storeUploadedMedia(deps, workspace, staged)) };
     });

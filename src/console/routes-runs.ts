@@ -3,7 +3,8 @@
  * key may run (GET /v1/tools), the estimate (POST
  * /v1/estimates) and the run itself (POST /v1/runs, executionOrigin `web`, the form's
  * Idempotency-Key header). Services in runs-service.ts; the session, origin and CSRF checks are
- * the console's hook (http.ts).
+ * the console's hook (http.ts). A test key runs in test mode (simulated, the test balance, a test
+ * job); `mode` (query of …/tools, field of the bodies) asks that the key be of that mode.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -20,7 +21,7 @@ export function registerRunRoutes(app: FastifyInstance, deps: Deps): void {
   const base = '/console/api/workspaces/:workspaceId';
 
   consoleRoute(app, 'GET', `${base}/tools`, { code: 'CONSOLE_TOOLS_LIST', message: 'Operations the key may run.' }, { params: WorkspaceParams, querystring: R.ToolsQuery, response: R.ToolListSchema }, async (r) => ({
-    items: await consoleCatalog(deps, actorOf(r), r.params.workspaceId, r.query.keyId),
+    items: await consoleCatalog(deps, actorOf(r), r.params.workspaceId, r.query.keyId, r.query.mode),
   }));
 
   consoleRoute(app, 'POST', `${base}/estimates`, { code: 'CONSOLE_ESTIMATE', message: 'Estimate computed.' }, { params: WorkspaceParams, body: R.OperationBody, response: R.EstimateSchema }, async (r) =>

@@ -7,15 +7,18 @@
  * decisions.md section 6 and the other account notifications). Every member of the workspace
  * reads them; the keys' budgets are shown to owners and admins only, since a member does not see
  * the workspace's keys. Another user's workspace is 404. The console's reads charge no usage
- * points. `mode=test` reads the workspace's test balance and ledger (decisions.md "Test mode"),
- * and owners and admins add test credits (never live ones: those are the operator's).
+ * points. `mode=test` (every read) answers for the workspace's test mode, as the public API
+ * answers a test key (decisions.md "Test mode"): the test balance, ledger, costs, usage history,
+ * points, the workspace's test spending against its ceilings and the test keys' budgets.
+ * Notifications are the live workspace's (the admin API's list, which names live workspaces
+ * only). Owners and admins add test credits (never live ones: those are the operator's).
  *
  * - GET …/balance?limit&cursor&mode              CONSOLE_BALANCE_GET
  * - GET …/transactions?limit&cursor&mode         CONSOLE_TRANSACTIONS_LIST
  * - POST …/test-credits {amountMillicents}       CONSOLE_TEST_CREDITS_GRANT (owners and admins)
- * - GET …/costs?bucket&from&to&groupBy           CONSOLE_COSTS_GET
- * - GET …/usage/history?bucket&from&to&groupBy   CONSOLE_USAGE_HISTORY_GET
- * - GET …/usage                                  CONSOLE_USAGE_GET (points and every budget)
+ * - GET …/costs?bucket&from&to&groupBy&mode      CONSOLE_COSTS_GET
+ * - GET …/usage/history?bucket&from&to&groupBy&mode   CONSOLE_USAGE_HISTORY_GET
+ * - GET …/usage?mode                             CONSOLE_USAGE_GET (points and every budget)
  * - GET …/notifications?limit&cursor             CONSOLE_NOTIFICATIONS_LIST
  * (… = /console/api/workspaces/{workspaceId})
  */
@@ -24,6 +27,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { presentAllocation, presentNotification } from '../admin/present.js';
 import { scopeFor } from '../lib/livemode.js';
+import { testView } from '../modules/accounts/test-twins.js';
 import { grantTestCredits } from './service-credits.js';
 import { toIso, windowIso } from '../lib/clock.js';
 import * as keyStore from '../modules/auth/store.js';
@@ -68,30 +72,36 @@ export function registerUsageRoutes(app: FastifyInstance, deps: Deps): void {
 
   consoleRoute(app, 'GET', `${ws}/costs`, { code: 'CONSOLE_COSTS_GET', message: 'Costs read.' }, { params: WorkspaceParams, querystring: U.CostsQuery, response: U.CostsSchema }, async (r) => {
     // The query is checked first (400, as on the public API), then the workspace (404).
-    checkCostQuery(deps, r.query);
+    const { mode, ...query } = r.query;
+    checkCostQuery(deps, query);
     const { workspace } = await visible(r, r.params.workspaceId);
-    return getCosts(deps, workspace.id, r.query);
+    return getCosts(deps, scopeFor(workspace.id, mode ?? 'live'), query);
   });
 
   consoleRoute(app, 'GET', `${ws}/usage/history`, { code: 'CONSOLE_USAGE_HISTORY_GET', message: 'Usage history read.' }, { params: WorkspaceParams, querystring: U.HistoryQuery, response: U.HistorySchema }, async (r) => {
-    checkHistoryQuery(deps, r.query);
+    const { mode, ...query } = r.query;
+    checkHistoryQuery(deps, query);
     const { workspace } = await visible(r, r.params.workspaceId);
-    return getUsageHistory(deps, workspace.id, r.query);
+    return getUsageHistory(deps, scopeFor(workspace.id, mode ?? 'live'), query);
   });
 
-  consoleRoute(app, 'GET', `${ws}/usage`, { code: 'CONSOLE_USAGE_GET', message: 'Usage read.' }, { params: WorkspaceParams, response: U.UsageSummarySchema }, async (r) => {
-    const { workspace, canManage } = await visible(r, r.params.workspaceId);
+  consoleRoute(app, 'GET', `${ws}/usage`, { code: 'CONSOLE_USAGE_GET', message: 'Usage read.' }, { params: WorkspaceParams, querystring: U.UsageQuery, response: U.UsageSummarySchema }, async (r) => {
+    const { workspace: live, canManage } = await visible(r, r.params.workspaceId);
+    const mode = r.query.mode ?? 'live';
+    // What a key of the mode sees: the workspace itself, or its test twin (same plan and ceilings).
+    const workspace = mode === 'test' ? testView(live) : live;
     const now = deps.clock.now();
     const { minute, month } = await deps.usage.peek(workspace.id, resolveLimits(workspace));
     const keyBudgets = [];
     if (canManage) {
-      for (const key of await keyStore.pageKeys(deps.db, { workspaceId: workspace.id }, undefined, KEY_PAGE_SIZE)) {
+      for (const key of await keyStore.pageKeys(deps.db, { workspaceId: live.id }, undefined, KEY_PAGE_SIZE)) {
+        if (key.mode !== mode) continue;
         if (key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now) || !hasBudgetCeilings(key.budgets)) continue;
         keyBudgets.push({ keyId: key.id, prefix: key.prefix, budgets: (await budgetReportsOf(deps, { key })).map(presentBudget) });
       }
     }
     return {
-      workspaceId: workspace.id,
+      workspaceId: live.id,
       plan: workspace.plan,
       now: toIso(now)!,
       points: {

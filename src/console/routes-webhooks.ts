@@ -15,6 +15,10 @@
  * - GET  …/webhooks/{webhookId}/deliveries?limit&cursor   CONSOLE_WEBHOOKS_DELIVERIES
  * - POST …/webhooks/{webhookId}/deliveries/{deliveryId}/replay  CONSOLE_WEBHOOKS_REPLAY
  * (… = /console/api/workspaces/{workspaceId})
+ *
+ * The webhook routes take `mode` (query; `test`: the workspace's test webhooks, which receive test
+ * events only; decisions.md "Test mode"). Domains have no mode: verified domains are the live
+ * workspace's and hold for both modes.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
@@ -27,7 +31,7 @@ import { listWebhookDeliveries, replayDelivery } from '../modules/webhooks/deliv
 import { createWebhook, listWebhooks, revokeWebhook, rotateWebhookSecret } from '../modules/webhooks/service.js';
 import { consoleRoute, sessionOf } from './routes-define.js';
 import * as M from './schemas-media-webhooks.js';
-import { readableWorkspace, webhookManagedWorkspace } from './service-webhooks.js';
+import { inMode, readableWorkspace, webhookManagedWorkspace } from './service-webhooks.js';
 
 const ws = '/console/api/workspaces/:workspaceId';
 
@@ -56,34 +60,34 @@ export async function consoleWebhookRoutes(app: FastifyInstance, deps: Deps): Pr
     return { domain: present(await verifyDomain(deps, workspace.id, r.params.hostname, r.body.method)) };
   });
 
-  consoleRoute(app, 'GET', `${ws}/webhooks`, { code: 'CONSOLE_WEBHOOKS_LIST', message: 'Webhooks of the workspace (never a secret).' }, { params: M.WorkspaceParams, response: M.WebhookListSchema }, async (r) => {
+  consoleRoute(app, 'GET', `${ws}/webhooks`, { code: 'CONSOLE_WEBHOOKS_LIST', message: 'Webhooks of the workspace (never a secret).' }, { params: M.WorkspaceParams, querystring: M.ModeQuery, response: M.WebhookListSchema }, async (r) => {
     const { workspace, canManage } = await readableWorkspace(deps, userOf(r), r.params.workspaceId);
-    return { items: await listWebhooks(deps, workspace.id), eventTypes: [...EVENT_TYPES], canManage };
+    return { items: await listWebhooks(deps, (await inMode(deps, workspace, r.query.mode)).id), eventTypes: [...EVENT_TYPES], canManage };
   });
 
-  consoleRoute(app, 'POST', `${ws}/webhooks`, { code: 'CONSOLE_WEBHOOKS_CREATE', message: 'Webhook created; the secret is shown once.' }, { params: M.WorkspaceParams, body: M.CreateWebhookBody, response: M.WebhookWithSecretSchema }, async (r) => {
-    const workspace = await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId);
+  consoleRoute(app, 'POST', `${ws}/webhooks`, { code: 'CONSOLE_WEBHOOKS_CREATE', message: 'Webhook created; the secret is shown once.' }, { params: M.WorkspaceParams, querystring: M.ModeQuery, body: M.CreateWebhookBody, response: M.WebhookWithSecretSchema }, async (r) => {
+    const workspace = await inMode(deps, await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId), r.query.mode, true);
     return createWebhook(deps, workspace.id, r.body);
   });
 
-  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/rotate`, { code: 'CONSOLE_WEBHOOKS_ROTATE', message: 'Webhook secret rotated; the new secret is shown once.' }, { params: M.WebhookParams, body: M.NoBody, response: M.WebhookWithSecretSchema }, async (r) => {
-    const workspace = await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId);
+  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/rotate`, { code: 'CONSOLE_WEBHOOKS_ROTATE', message: 'Webhook secret rotated; the new secret is shown once.' }, { params: M.WebhookParams, querystring: M.ModeQuery, body: M.NoBody, response: M.WebhookWithSecretSchema }, async (r) => {
+    const workspace = await inMode(deps, await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId), r.query.mode);
     return rotateWebhookSecret(deps, workspace.id, r.params.webhookId);
   });
 
-  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/revoke`, { code: 'CONSOLE_WEBHOOKS_REVOKE', message: 'Webhook revoked.' }, { params: M.WebhookParams, body: M.NoBody, response: M.WebhookOnlySchema }, async (r) => {
-    const workspace = await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId);
+  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/revoke`, { code: 'CONSOLE_WEBHOOKS_REVOKE', message: 'Webhook revoked.' }, { params: M.WebhookParams, querystring: M.ModeQuery, body: M.NoBody, response: M.WebhookOnlySchema }, async (r) => {
+    const workspace = await inMode(deps, await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId), r.query.mode);
     return { webhook: await revokeWebhook(deps, workspace.id, r.params.webhookId) };
   });
 
-  consoleRoute(app, 'GET', `${ws}/webhooks/:webhookId/deliveries`, { code: 'CONSOLE_WEBHOOKS_DELIVERIES', message: 'Deliveries, newest first.' }, { params: M.WebhookParams, querystring: M.PageQuery, response: M.DeliveryListSchema }, async (r) => {
-    const { workspace } = await readableWorkspace(deps, userOf(r), r.params.workspaceId);
+  consoleRoute(app, 'GET', `${ws}/webhooks/:webhookId/deliveries`, { code: 'CONSOLE_WEBHOOKS_DELIVERIES', message: 'Deliveries, newest first.' }, { params: M.WebhookParams, querystring: M.ModePageQuery, response: M.DeliveryListSchema }, async (r) => {
+    const workspace = await inMode(deps, (await readableWorkspace(deps, userOf(r), r.params.workspaceId)).workspace, r.query.mode);
     const page = await listWebhookDeliveries(deps, workspace.id, r.params.webhookId, { limit: r.query.limit ?? 25, cursor: r.query.cursor });
     return { items: page.items.map(presentDelivery), nextCursor: page.nextCursor, hasMore: page.hasMore };
   });
 
-  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/deliveries/:deliveryId/replay`, { code: 'CONSOLE_WEBHOOKS_REPLAY', message: 'Delivery queued again.' }, { params: M.DeliveryParams, body: M.NoBody, response: M.DeliveryOnlySchema }, async (r) => {
-    const workspace = await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId);
+  consoleRoute(app, 'POST', `${ws}/webhooks/:webhookId/deliveries/:deliveryId/replay`, { code: 'CONSOLE_WEBHOOKS_REPLAY', message: 'Delivery queued again.' }, { params: M.DeliveryParams, querystring: M.ModeQuery, body: M.NoBody, response: M.DeliveryOnlySchema }, async (r) => {
+    const workspace = await inMode(deps, await webhookManagedWorkspace(deps, userOf(r), r.params.workspaceId), r.query.mode);
     return { delivery: presentDelivery(await replayDelivery(deps, workspace.id, r.params.webhookId, r.params.deliveryId)) };
   });
 }

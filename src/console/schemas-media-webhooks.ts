@@ -10,6 +10,10 @@ import { DeliverySchema } from '../modules/webhooks/delivery-routes.js';
 const strict = { additionalProperties: false } as const;
 
 export const PageQuery = PageQuerySchema;
+/** `live` (default) or `test`: the workspace's test media and webhooks (the console's test-mode switch; decisions.md "Test mode"). */
+const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')]);
+export const ModeQuery = Type.Object({ mode: Type.Optional(Mode) }, strict);
+export const ModePageQuery = Type.Object({ ...PageQuerySchema.properties, mode: Type.Optional(Mode) }, strict);
 export const WorkspaceParams = Type.Object({ workspaceId: Uuid }, strict);
 export const MediaParams = Type.Object({ workspaceId: Uuid, mediaId: Uuid }, strict);
 export const WebhookParams = Type.Object({ workspaceId: Uuid, webhookId: Uuid }, strict);

@@ -13,15 +13,24 @@ export const JobParams = Type.Object({ workspaceId: Uuid, jobId: Uuid }, strict)
 /** The key the console acts with (one of the workspace's keys the user may change). */
 const KeyId = Uuid;
 
-export const ToolsQuery = Type.Object({ keyId: KeyId }, strict);
+/**
+ * The console's test-mode switch (decisions.md "Test mode"): `live` (the default) or `test`. On
+ * the job endpoints, the jobs of that mode; on the run endpoints, the key must be of that mode.
+ */
+export const Mode = Type.Union([Type.Literal('live'), Type.Literal('test')]);
 
-/** POST /v1/estimates' and /v1/runs' body, plus the key to act with. */
+export const ToolsQuery = Type.Object({ keyId: KeyId, mode: Type.Optional(Mode) }, strict);
+
+/** POST /v1/estimates' and /v1/runs' body, plus the key to act with (and, optionally, the mode it must be of). */
 export const OperationBody = Type.Object(
-  { keyId: KeyId, operationId: Type.String({ minLength: 1, maxLength: 100 }), input: Type.Object({}, { additionalProperties: true }) },
+  { keyId: KeyId, operationId: Type.String({ minLength: 1, maxLength: 100 }), input: Type.Object({}, { additionalProperties: true }), mode: Type.Optional(Mode) },
   strict,
 );
 
 export const RetryBody = Type.Object({ keyId: KeyId }, strict);
+
+/** The mode of a job endpoint (live by default). */
+export const ModeQuery = Type.Object({ mode: Type.Optional(Mode) }, strict);
 
 export const JobsQuery = Type.Object(
   {
@@ -29,11 +38,12 @@ export const JobsQuery = Type.Object(
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     status: Type.Optional(Type.Union(JOB_STATUSES.map((s) => Type.Literal(s)))),
     operationId: Type.Optional(Type.Union(OPERATION_IDS.map((id) => Type.Literal(id)))),
+    mode: Type.Optional(Mode),
   },
   strict,
 );
 
-export const OutputQuery = Type.Object({ cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })) }, strict);
+export const OutputQuery = Type.Object({ cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })), mode: Type.Optional(Mode) }, strict);
 
 const MediaFieldSchema = Type.Object({
   field: Type.String(),

@@ -31,12 +31,15 @@ export const TestCreditsBody = Type.Object(
 );
 export const TestCreditsGrantSchema = Type.Object({ allocation: AS.AllocationSchema, balance: BalanceSchema });
 
-/** GET /v1/costs' query without `format` (the console reads JSON). */
+/** GET /v1/costs' query without `format` (the console reads JSON), and the mode to read. */
 const { format: _costFormat, ...costQuery } = CostQuerySchema.properties;
-export const CostsQuery = Type.Object(costQuery, strict);
+export const CostsQuery = Type.Object({ ...costQuery, mode: Type.Optional(ModeQuery) }, strict);
 export const CostsSchema = CostReportSchema;
 
-export const HistoryQuery = UsageHistoryQuerySchema;
+/** GET /v1/usage/history's query, and the mode to read. */
+export const HistoryQuery = Type.Object({ ...UsageHistoryQuerySchema.properties, mode: Type.Optional(ModeQuery) }, strict);
+/** GET …/usage: the mode to read (points, budgets and the keys of that mode). */
+export const UsageQuery = Type.Object({ mode: Type.Optional(ModeQuery) }, strict);
 export const HistorySchema = UsageHistorySchema;
 
 /** GET /v1/balance's answer and GET /v1/transactions' page: the public API's own (billing/present.ts). */

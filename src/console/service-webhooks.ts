@@ -12,10 +12,16 @@
  *   and admins change domains and webhooks (add and check a domain, create, rotate and revoke a
  *   webhook, replay a delivery): a member is 403 FORBIDDEN, the rule keys follow
  *   (userManagesWorkspace).
+ * - Modes (decisions.md "Test mode"): `mode: 'test'` works in the workspace's test twin (its test
+ *   media, webhooks and deliveries), as a test key would; objects of the other mode are 404. A
+ *   change in test mode makes the twin first when the workspace has none yet (with its first test
+ *   balance, as a first test key does).
  */
 import type { Deps } from '../deps.js';
 import { AppError } from '../http/errors.js';
+import type { Mode } from '../lib/livemode.js';
 import { userManagesWorkspace } from '../modules/accounts/service.js';
+import { ensureTestTwin, testView } from '../modules/accounts/test-twins.js';
 import type { Workspace } from '../modules/accounts/types.js';
 import { visibleWorkspace, type ConsoleWorkspace } from './service.js';
 
@@ -32,4 +38,14 @@ export async function webhookManagedWorkspace(deps: Deps, userId: string, worksp
     throw new AppError('FORBIDDEN', { message: 'Only owners and admins of this workspace change its domains and webhooks; ask one of them.' });
   }
   return workspace;
+}
+
+/**
+ * The workspace as a key of `mode` sees it: itself, or its test twin (lib/livemode.ts), made
+ * first when `create` and it does not exist yet (reads of a workspace without one find nothing).
+ */
+export async function inMode(deps: Deps, workspace: Workspace, mode: Mode | undefined, create = false): Promise<Workspace> {
+  if (mode !== 'test') return workspace;
+  if (create) await ensureTestTwin(deps.db, workspace, deps.config.testCreditsMillicents, deps.clock.now());
+  return testView(workspace);
 }

@@ -6,11 +6,14 @@
  * violation on the main pages; the Content-Security-Policy reports no violation. Screenshots of
  * the main pages go to test-artifacts/console/. Test mode: a test key made on the Keys page (its
  * "Test" badge) and test credits added on the Usage page, the live balance and ledger untouched.
+ *
+ * Runs with SIMULATE_LIVE off (testKeySuite, issue 34): it runs no operation with a live key, so
+ * a production server answers it the same.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONSOLE_CSP } from '../../src/console/static.js';
-import { describeEachDatabase, type TestContext } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { seedOrganization } from '../support/console.js';
 import { consoleSite, useConsoleBrowser } from '../support/console-browser.js';
@@ -202,5 +205,5 @@ describeEachDatabase(
       await ui.context.close();
     });
   },
-  { env: { PUBLIC_BASE_URL: base } },
+  testKeySuite({ env: { PUBLIC_BASE_URL: base } }),
 );

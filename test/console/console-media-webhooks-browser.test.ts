@@ -9,11 +9,14 @@
  * secret rotated, the webhook revoked; a member sees it all without a control, and the endpoint
  * refuses the member. axe-core finds no serious or critical violation; screenshots go to
  * test-artifacts/console/.
+ *
+ * Runs with SIMULATE_LIVE off (testKeySuite, issue 34): it runs no operation with a live key, so
+ * a production server answers it the same.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createWebhook } from '../../src/modules/webhooks/service.js';
-import { describeEachDatabase } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { png, wav } from '../support/media.js';
 import { seedTenant } from '../support/seed.js';
@@ -216,5 +219,5 @@ describeEachDatabase(
       await ui.context.close();
     });
   },
-  { env: { PUBLIC_BASE_URL: base, ...WEBHOOK_TEST_ENV } },
+  testKeySuite({ env: { PUBLIC_BASE_URL: base, ...WEBHOOK_TEST_ENV } }),
 );

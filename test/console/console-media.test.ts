@@ -4,6 +4,10 @@
  * same bytes, nothing stored when refused), lands in the library the public API lists, and comes
  * back with a signed URL that serves its bytes; every member may upload and read; another user's
  * workspace or media is 404 on every endpoint; the session, Origin and CSRF token are required.
+ *
+ * Runs with SIMULATE_LIVE off (testKeySuite, issue 34): it runs no operation with a live key, so
+ * a production server answers it the same. Test mode (`mode=test`, the console's switch): the
+ * test media a test key sees, each mode listing and downloading its own only.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,11 +16,11 @@ import { MEDIA_PLAN_LIMITS } from '../../src/modules/media/limits.js';
 import { MEDIA_FORMATS } from '../../src/modules/media/formats.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { assertEnvelope } from '../support/api-fuzz.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { backendOptions, ELF, footprint, multipartBuffer, png, sha256, startTestS3, SVG, upload, uploadForm, wav, zipArchive } from '../support/media.js';
 import { consoleCsp } from '../../src/console/static.js';
 import { consoleBuildMissing } from '../support/browser.js';
-import { seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
+import { seedKey, seedTenant, uniqueEmail, type Tenant } from '../support/seed.js';
 import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
 
 const mediaUrl = (workspaceId: string) => `/console/api/workspaces/${workspaceId}/media`;
@@ -37,6 +41,32 @@ async function servedBytes(ctx: TestContext, signedUrl: string): Promise<{ statu
 }
 
 describeEachDatabase('console media', (get) => {
+  test('test mode (mode=test): uploads go to the test media a test key sees; each mode lists and downloads its own only', async () => {
+    const ctx = get();
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
+    const liveKey = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
+    const login = await signInAs(ctx, t.user.id);
+    const testOne = assertOk(await consoleCall(ctx, login, 'POST', `${mediaUrl(t.workspace.id)}/upload?mode=test`, { body: uploadForm(await png(8, 8), { filename: 'test.png' }) })).data.media;
+    assert.deepEqual({ workspaceId: testOne.workspaceId, livemode: testOne.livemode }, { workspaceId: t.workspace.id, livemode: false });
+    const liveOne = assertOk(await consoleUpload(ctx, login, t.workspace.id, uploadForm(await png(9, 9), { filename: 'live.png' }))).data.media;
+    assert.equal(liveOne.livemode, true);
+    // The test key's library is the test mode's; the live key's the live one's; the console's lists follow the mode.
+    assert.deepEqual(assertOk(await call(ctx, 'GET', '/v1/media', { secret: t.secret, workspaceId: t.workspace.id })).data.items.map((m: { id: string }) => m.id), [testOne.id]);
+    assert.deepEqual(assertOk(await call(ctx, 'GET', '/v1/media', { secret: liveKey.secret, workspaceId: t.workspace.id })).data.items.map((m: { id: string }) => m.id), [liveOne.id]);
+    const testList = assertOk(await consoleCall(ctx, login, 'GET', `${mediaUrl(t.workspace.id)}?mode=test`)).data;
+    assert.deepEqual(testList.items.map((m: { id: string; livemode: boolean }) => [m.id, m.livemode]), [[testOne.id, false]]);
+    assert.deepEqual(assertOk(await consoleCall(ctx, login, 'GET', mediaUrl(t.workspace.id))).data.items.map((m: { id: string }) => m.id), [liveOne.id]);
+    // Its signed URL serves the bytes and names the scope as test-{live id}, never the twin's id.
+    const served = await servedBytes(ctx, testList.items[0].downloadUrl);
+    assert.equal(served.status, 200);
+    assert.match(testList.items[0].downloadUrl, new RegExp(`/test-${t.workspace.id}/`));
+    // Downloads: each mode's own; the other mode's id is 404.
+    assert.equal(assertOk(await consoleCall(ctx, login, 'GET', `${mediaUrl(t.workspace.id)}/${testOne.id}/download?mode=test`)).data.mediaId, testOne.id);
+    assertError(await consoleCall(ctx, login, 'GET', `${mediaUrl(t.workspace.id)}/${testOne.id}/download`), 404, 'NOT_FOUND');
+    assertError(await consoleCall(ctx, login, 'GET', `${mediaUrl(t.workspace.id)}/${liveOne.id}/download?mode=test`), 404, 'NOT_FOUND');
+    assertError(await consoleCall(ctx, login, 'GET', `${mediaUrl(t.workspace.id)}?mode=sandbox`), 400, 'INVALID_REQUEST');
+  });
+
   test('an upload through the console is in the library of the public API; its signed URL serves the bytes', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps);
@@ -169,7 +199,7 @@ describeEachDatabase('console media', (get) => {
     const form2 = await form();
     assertError(await ctx.app.inject({ method: 'POST', url: '/v1/media/upload', headers: { cookie: login.cookie, 'x-service-workspace': t.workspace.id }, payload: form2 as unknown as object }), 401, 'UNAUTHENTICATED');
   });
-});
+}, testKeySuite());
 
 const s3 = await startTestS3();
 after(() => s3.close());
@@ -201,5 +231,5 @@ describeEachDatabase(
       assert.match(csp, /connect-src 'self';/, 'nothing else may come from the bucket');
     });
   },
-  backendOptions('s3', s3),
+  testKeySuite(backendOptions('s3', s3)),
 );

@@ -3,11 +3,14 @@
  * with a strict Content-Security-Policy and no inline script or style in the page; index.html for
  * the front end's own paths; 404 in the envelope for unknown API paths and missing assets.
  * Needs the console build (npm run build); skipped with the reason printed without it (CI: fails).
+ *
+ * Runs with SIMULATE_LIVE off (testKeySuite, issue 34): it runs no operation with a live key, so
+ * a production server answers it the same.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONSOLE_CSP } from '../../src/console/static.js';
-import { describeEachDatabase } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { consoleBuildMissing } from '../support/browser.js';
 
 const skip = consoleBuildMissing();
@@ -52,4 +55,4 @@ describeEachDatabase('console pages', (get) => {
       assert.equal(res.json().code, 'NOT_FOUND');
     }
   });
-});
+}, testKeySuite());

@@ -7,16 +7,22 @@
  * revokes the key and sees the API refuse it; cancels and retries from the Jobs page; edits and
  * rolls a key; a member reads jobs without "Run", "Cancel" or "Retry". axe-core finds no serious
  * or critical violation on these pages; screenshots go to test-artifacts/console/.
+ *
+ * Runs with test keys (issue 34) and SIMULATE_LIVE off (testKeySuite): the pages are used with
+ * the shell's "Test mode" switch on, as an owner trying operations for free would, so the work is
+ * simulated because the keys are test keys and the jobs are test jobs (stored in the test twin:
+ * scopeOf). The key edit-and-roll test runs no operation and stays on a live key.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { grantCredits } from '../../src/modules/billing/service.js';
-import { describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
+import type { Page } from 'playwright-core';
+import { describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { uploadPixel } from '../support/api-fuzz.js';
 import { png } from '../support/media.js';
 import { waitUntil } from '../support/wait.js';
 import { drain } from '../support/jobs.js';
-import { seedKey, seedTenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant } from '../support/seed.js';
 import { seedOrganization } from '../support/console.js';
 import { consoleSite, useConsoleBrowser } from '../support/console-browser.js';
 
@@ -33,6 +39,13 @@ function imageLoaded(): boolean {
 
 async function jobRows(ctx: TestContext, workspaceId: string) {
   return ctx.deps.db.selectFrom('jobs').select(['id', 'status', 'execution_origin', 'operation_id']).where('workspace_id', '=', workspaceId).orderBy('id').execute();
+}
+
+/** Turns the shell's "Test mode" switch on (the address then says ?mode=test; the links keep it). */
+async function testMode(page: Page): Promise<void> {
+  await page.getByRole('switch', { name: 'Test mode' }).check();
+  await page.waitForURL((url) => url.searchParams.get('mode') === 'test');
+  await page.getByRole('region', { name: 'Test mode' }).waitFor();
 }
 
 /** Runs the queued jobs while the page watches (the harness app has no worker of its own). */
@@ -54,8 +67,9 @@ describeEachDatabase(
 
     test('run an operation from the form: estimate, a double click runs once, executionOrigin web, the result with previews', { skip }, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: CREDITS });
+      const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
       const page = await ui.signIn(t.user.id);
+      await testMode(page);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       await page.getByRole('heading', { name: 'Run', exact: true }).waitFor();
       await page.getByRole('combobox', { name: 'Operation', exact: true }).selectOption('image.generate');
@@ -81,7 +95,7 @@ describeEachDatabase(
       await page.getByRole('button', { name: 'Run', exact: true }).dblclick();
       const jobSection = page.locator('section.job');
       await jobSection.waitFor();
-      const jobs = await jobRows(ctx, t.workspace.id);
+      const jobs = await jobRows(ctx, scopeOf(t));
       assert.equal(jobs.length, 1, 'a double click runs once');
       assert.equal(jobs[0]!.execution_origin, 'web');
       const viaApi = await publicApi('GET', `/v1/jobs/${jobs[0]!.id}`, t.secret, t.workspace.id);
@@ -89,7 +103,7 @@ describeEachDatabase(
 
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await page.getByText('This form was already run').waitFor();
-      assert.equal((await jobRows(ctx, t.workspace.id)).length, 1, 'pressing Run again replays the same Idempotency-Key');
+      assert.equal((await jobRows(ctx, scopeOf(t))).length, 1, 'pressing Run again replays the same Idempotency-Key');
 
       await drainSoon(ctx);
       await page.locator('section.job[data-status="completed"]').waitFor();
@@ -109,7 +123,7 @@ describeEachDatabase(
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await page.locator('section.job[data-status="completed"]').waitFor();
       await page.getByRole('rowheader', { name: 'message.content' }).waitFor();
-      const rows = await jobRows(ctx, t.workspace.id);
+      const rows = await jobRows(ctx, scopeOf(t));
       assert.equal(rows.length, 2);
       assert.deepEqual(rows.map((r) => r.execution_origin), ['web', 'web']);
       assert.deepEqual(ui.problems, [], 'no CSP violation or page error');
@@ -118,9 +132,10 @@ describeEachDatabase(
 
     test('media fields pick workspace media; enums, booleans and lists from the form; sprite atlases and frames, a GLB as a download', { skip }, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: CREDITS });
+      const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
       const pixel = await uploadPixel(ctx, t, 'pixel.png');
       const page = await ui.signIn(t.user.id);
+      await testMode(page);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       const operation = page.getByRole('combobox', { name: 'Operation', exact: true });
       const estimateAndRun = async () => {
@@ -136,21 +151,21 @@ describeEachDatabase(
       const media = page.getByRole('combobox', { name: /^mediaId/ });
       await media.selectOption({ label: 'pixel.png (image/png)' });
       await estimateAndRun();
-      const input = await ctx.deps.db.selectFrom('jobs').select('input_json').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow();
+      const input = await ctx.deps.db.selectFrom('jobs').select('input_json').where('workspace_id', '=', scopeOf(t)).executeTakeFirstOrThrow();
       assert.equal(JSON.parse(input.input_json).mediaId, pixel.id, 'the chosen media went into the input');
       await page.waitForFunction(imageLoaded);
 
       // Or upload a file right from the form: stored with the API's checks, then chosen in the field.
       await operation.selectOption('headshot.generate');
       await page.getByLabel('or upload a file').setInputFiles({ name: 'face.png', mimeType: 'image/png', buffer: await png(24, 24) });
-      const uploaded = await waitForRow(() => ctx.deps.db.selectFrom('media').select(['id', 'name']).where('workspace_id', '=', t.workspace.id).where('name', '=', 'face.png').executeTakeFirst(), 'the uploaded file to be stored');
+      const uploaded = await waitForRow(() => ctx.deps.db.selectFrom('media').select(['id', 'name']).where('workspace_id', '=', scopeOf(t)).where('name', '=', 'face.png').executeTakeFirst(), 'the uploaded file to be stored');
       const references = page.getByRole('listbox', { name: /^referenceMediaIds/ });
       await page.waitForFunction((id: string) => [...(globalThis as any).document.querySelector('select[name="referenceMediaIds"]').selectedOptions].some((o: any) => o.value === id), uploaded.id);
       assert.deepEqual(await references.evaluate((el: any) => [...el.selectedOptions].map((o: any) => o.textContent)), ['face.png (image/png)']);
       // A file the API refuses is refused here with its code, and nothing is stored.
       await page.getByLabel('or upload a file').setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });
       await page.getByText('UNSUPPORTED_MEDIA').waitFor();
-      assert.equal(await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', t.workspace.id).where('name', '=', 'notes.png').executeTakeFirst(), undefined);
+      assert.equal(await ctx.deps.db.selectFrom('media').select('id').where('workspace_id', '=', scopeOf(t)).where('name', '=', 'notes.png').executeTakeFirst(), undefined);
 
       await operation.selectOption('sprite.generate');
       await page.getByRole('textbox', { name: /^prompt/ }).fill('a walking knight');
@@ -162,7 +177,7 @@ describeEachDatabase(
       assert.equal(await page.locator('.frame-grid figure.file img').count(), 4, 'every frame shown');
       await page.locator('figure.file').filter({ hasText: 'atlas' }).locator('img').waitFor();
       await page.getByRole('rowheader', { name: /^exports\.godot/ }).first().waitFor();
-      const sprite = await ctx.deps.db.selectFrom('jobs').select('input_json').where('operation_id', '=', 'sprite.generate').where('workspace_id', '=', t.workspace.id).executeTakeFirstOrThrow();
+      const sprite = await ctx.deps.db.selectFrom('jobs').select('input_json').where('operation_id', '=', 'sprite.generate').where('workspace_id', '=', scopeOf(t)).executeTakeFirstOrThrow();
       assert.deepEqual(JSON.parse(sprite.input_json), { prompt: 'a walking knight', frames: 4, frameWidth: 64, frameHeight: 64, engines: ['godot'], padding: 2, powerOfTwo: true });
       await ui.screenshot(page, 'run-sprite');
       await ui.assertAccessible(page, 'the run page with a sprite');
@@ -185,20 +200,22 @@ describeEachDatabase(
 
     test('a key created in the console calls the API; the job appears live on the Jobs page; its result opens; revoked, the API refuses it', { skip }, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: CREDITS });
+      const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
       const page = await ui.signIn(t.user.id);
+      await testMode(page);
       await page.getByRole('link', { name: 'Keys', exact: true }).click();
       await page.getByRole('heading', { name: 'Keys' }).waitFor();
       const create = page.locator('form.create-key').filter({ hasText: 'New key' });
+      await create.getByRole('radio', { name: /^Test:/ }).check();
       await create.getByRole('checkbox', { name: 'tools:run' }).check();
       await create.getByRole('checkbox', { name: 'music.generate' }).check();
       await page.getByRole('button', { name: 'Create key' }).click();
       const secret = await page.getByRole('textbox', { name: 'Secret' }).inputValue();
-      assert.match(secret, /^wask_/);
+      assert.match(secret, /^wask_test_/);
 
       await page.getByRole('link', { name: 'Jobs', exact: true }).click();
       await page.getByRole('heading', { name: 'Jobs' }).waitFor();
-      await page.getByText('No jobs yet').waitFor();
+      await page.getByText('No test jobs yet').waitFor();
       const started = await publicApi('POST', '/v1/runs', secret, t.workspace.id, { operationId: 'music.generate', input: { prompt: 'a short tune', durationSeconds: 5 } });
       assert.equal(started.status, 202, JSON.stringify(started.json));
       const jobId = started.json.data.jobId as string;
@@ -217,6 +234,7 @@ describeEachDatabase(
       await audio.waitFor();
       assert.match((await audio.getAttribute('src')) ?? '', new RegExp(`^${base}/`), 'a same-origin signed URL');
       assert.equal(new URL(page.url()).searchParams.get('job'), jobId);
+      assert.equal(new URL(page.url()).searchParams.get('mode'), 'test', 'opening a job keeps test mode');
       await ui.screenshot(page, 'jobs-result');
       await ui.assertAccessible(page, 'the jobs page with a result');
 
@@ -224,8 +242,8 @@ describeEachDatabase(
       await page.locator(`section.job[data-job-id="${jobId}"]`).waitFor();
 
       await page.getByRole('link', { name: 'Keys', exact: true }).click();
-      await page.getByRole('button', { name: `Revoke key ${secret.slice(0, 12)}` }).click();
-      await page.getByRole('row').filter({ hasText: secret.slice(0, 12) }).getByText(/^revoked/).waitFor();
+      await page.getByRole('button', { name: `Revoke key ${secret.slice(0, 17)}` }).click();
+      await page.getByRole('row').filter({ hasText: secret.slice(0, 17) }).getByText(/^revoked/).waitFor();
       const refused = await publicApi('GET', '/v1/jobs', secret, t.workspace.id);
       assert.equal(refused.status, 401);
       assert.equal(refused.json.code, 'UNAUTHENTICATED');
@@ -235,10 +253,14 @@ describeEachDatabase(
 
     test('cancel and retry from the Jobs page, filters, and a refusal with its API code', { skip }, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: CREDITS });
+      // A test balance of four and a half image runs (a failed run is charged its cost): enough for
+      // what this test runs, then jobs left waiting take the rest, below what a retry must hold.
+      const t = await seedTenant(ctx.deps, { mode: 'test' });
+      const oneRun = (await publicApi('POST', '/v1/estimates', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'waits', width: 256, height: 256 } })).json.data.maximumCostMillicents as number;
+      await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: Math.floor(oneRun * 4.5), mode: 'test' });
       const pending = (await publicApi('POST', '/v1/runs', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'waits', width: 256, height: 256 } })).json.data.jobId as string;
       const page = await ui.signIn(t.user.id);
-      await page.goto(`/console/jobs?job=${pending}`);
+      await page.goto(`/console/jobs?job=${pending}&mode=test`);
       const job = page.locator(`section.job[data-job-id="${pending}"]`);
       await job.waitFor();
       await job.getByRole('button', { name: 'Cancel', exact: true }).click();
@@ -259,14 +281,21 @@ describeEachDatabase(
       await ui.screenshot(page, 'jobs-retried');
       await ui.assertAccessible(page, 'the jobs page with a retried job');
 
-      // The key used for a retry loses the operation meanwhile: the API's refusal is shown.
+      // The test balance runs short meanwhile: the API's refusal is shown.
       await drain(ctx);
       const again = (await publicApi('POST', '/v1/runs', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'breaks again [sim:fail=PROVIDER_ERROR]', width: 256, height: 256 } })).json.data.jobId as string;
       await drain(ctx);
-      await page.goto(`/console/jobs?job=${again}`);
+      await page.goto(`/console/jobs?job=${again}&mode=test`);
       const retryButton = page.locator(`section.job[data-job-id="${again}"]`).getByRole('button', { name: 'Retry', exact: true });
       await retryButton.waitFor();
-      await accountsSpend(ctx, t.workspace.id);
+      // Jobs left waiting now hold the test balance until a run of the same cost is refused 402.
+      let held = 0;
+      for (;;) {
+        const holder = await publicApi('POST', '/v1/runs', t.secret, t.workspace.id, { operationId: 'image.generate', input: { prompt: 'holds the credits', width: 256, height: 256 } });
+        if (holder.status === 402) break;
+        assert.equal(holder.status, 202, JSON.stringify(holder.json));
+        assert.ok(++held <= 4, 'a few waiting jobs hold what is left');
+      }
       await retryButton.click();
       await page.getByRole('alert').getByText('INSUFFICIENT_CREDITS').waitFor();
       await ui.screenshot(page, 'jobs-refused');
@@ -310,10 +339,11 @@ describeEachDatabase(
     test('a member reads the jobs but gets no "Run", "Cancel" or "Retry"', { skip }, async () => {
       const ctx = get();
       const { owner, member, workspace } = await seedOrganization(ctx, { admin: false });
-      await grantCredits(ctx.deps, workspace.id, { amountMillicents: CREDITS });
-      const key = await seedKey(ctx.deps, owner.id, [workspace.id]);
+      const key = await seedKey(ctx.deps, owner.id, [workspace.id], { mode: 'test' });
+      await grantCredits(ctx.deps, workspace.id, { amountMillicents: CREDITS, mode: 'test' });
       const jobId = (await publicApi('POST', '/v1/runs', key.secret, workspace.id, { operationId: 'image.generate', input: { prompt: 'waits', width: 256, height: 256 } })).json.data.jobId as string;
       const page = await ui.signIn(member.id);
+      await testMode(page);
       await page.getByRole('link', { name: 'Run', exact: true }).click();
       await page.getByText('only owners and admins of a workspace run operations').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Run', exact: true }).count(), 0);
@@ -327,18 +357,5 @@ describeEachDatabase(
       await ui.context.close();
     });
   },
-  { env: { PUBLIC_BASE_URL: base } },
+  testKeySuite({ env: { PUBLIC_BASE_URL: base } }),
 );
-
-/** Takes the workspace's spendable credits to zero (an operator's debit), so a retry is refused 402. */
-async function accountsSpend(ctx: TestContext, workspaceId: string): Promise<void> {
-  const res = await fetch(`${base}/admin/v1/workspaces/${workspaceId}`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
-  const spendable = ((await res.json()) as { data: { balance: { spendableMillicents: number } } }).data.balance.spendableMillicents;
-  const adjusted = await fetch(`${base}/admin/v1/workspaces/${workspaceId}/credits/adjust`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ amountMillicents: -spendable, reason: 'test: nothing left to spend' }),
-  });
-  assert.equal(adjusted.status, 200, await adjusted.text());
-  void ctx;
-}

@@ -13,6 +13,10 @@
  *     and the same Idempotency-Key replays it;
  *   - a list holds only jobs of the workspace matching its filters, newest first, at most `limit`.
  * CONSOLE_FUZZ_RUNS (default 50) sets the number of runs of each property.
+ *
+ * Runs with test keys (issue 34) and SIMULATE_LIVE off (testKeySuite): both tenants' keys are test
+ * keys, their jobs live in the test twins (scopeOf), and the job endpoints are called in test mode
+ * (`mode=test`, the console's test-mode switch).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,9 +25,9 @@ import fc from 'fast-check';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { assertEnvelope, assertNoForeignData, wrongType } from '../support/api-fuzz.js';
 import { check } from '../support/fast-check.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, run } from '../support/jobs.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { consoleCall, signInAs, type ConsoleLogin } from '../support/console.js';
 
 const RUNS = Number(process.env.CONSOLE_FUZZ_RUNS ?? 50);
@@ -74,11 +78,11 @@ interface Scene {
 }
 
 async function scene(ctx: TestContext): Promise<Scene> {
-  const mine = await seedTenant(ctx.deps, { credits: CREDITS });
-  const theirs = await seedTenant(ctx.deps, { credits: CREDITS });
+  const mine = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
+  const theirs = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
   await ctx.deps.db.updateTable('workspaces').set({ name: 'Their secret workspace' }).where('id', '=', theirs.workspace.id).execute();
   // A key that may only estimate and run chat.generate.
-  const narrow = await seedKey(ctx.deps, mine.user.id, [mine.workspace.id], { scopes: ['tools:run', 'jobs:read'], operations: ['chat.generate'] });
+  const narrow = await seedKey(ctx.deps, mine.user.id, [mine.workspace.id], { mode: 'test', scopes: ['tools:run', 'jobs:read'], operations: ['chat.generate'] });
   const login = await signInAs(ctx, mine.user.id);
   return { ctx, mine, theirs, narrow, login, foreign: ['Their secret workspace', theirs.key.prefix] };
 }
@@ -173,7 +177,7 @@ describeEachDatabase('console runs fuzz', (get) => {
         const data = res.json().data;
         const job = jobsNow.find((j) => j.id === data.run.jobId);
         assert.ok(job, 'the run made a job');
-        assert.deepEqual({ ws: job.workspace_id, key: job.key_id, origin: job.execution_origin }, { ws: s.mine.workspace.id, key: keyIdOf(s, b.key), origin: 'web' });
+        assert.deepEqual({ ws: job.workspace_id, key: job.key_id, origin: job.execution_origin }, { ws: scopeOf(s.mine), key: keyIdOf(s, b.key), origin: 'web' });
         assert.equal(jobsNow.length, before.length + 1, 'exactly one job');
         const again = await consoleCall(ctx, s.login, 'POST', url, { body, headers });
         assert.equal(again.statusCode, 200, again.body);
@@ -201,9 +205,9 @@ describeEachDatabase('console runs fuzz', (get) => {
       await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: 'hi' }] });
     }
     const all = await ctx.deps.db.selectFrom('jobs').select(['id', 'workspace_id', 'status', 'operation_id']).execute();
-    const theirIds = all.filter((j) => j.workspace_id === s.theirs.workspace.id).map((j) => j.id);
-    const first = (await consoleCall(ctx, s.login, 'GET', `/console/api/workspaces/${s.mine.workspace.id}/jobs?limit=2`)).json().data.nextCursor as string;
-    const filtered = (await consoleCall(ctx, s.login, 'GET', `/console/api/workspaces/${s.mine.workspace.id}/jobs?limit=1&status=completed`)).json().data.nextCursor as string;
+    const theirIds = all.filter((j) => j.workspace_id === scopeOf(s.theirs)).map((j) => j.id);
+    const first = (await consoleCall(ctx, s.login, 'GET', `/console/api/workspaces/${s.mine.workspace.id}/jobs?limit=2&mode=test`)).json().data.nextCursor as string;
+    const filtered = (await consoleCall(ctx, s.login, 'GET', `/console/api/workspaces/${s.mine.workspace.id}/jobs?limit=1&status=completed&mode=test`)).json().data.nextCursor as string;
     const foreignCursor = (await call(ctx, 'GET', '/v1/jobs?limit=1', { secret: s.theirs.secret, workspaceId: s.theirs.workspace.id })).json().data.nextCursor as string;
     const queryArb = fc.record(
       {
@@ -223,6 +227,7 @@ describeEachDatabase('console runs fuzz', (get) => {
           if (k === 'extra') params.set(v as string, UNKNOWN);
           else params.set(k, k === 'cursor' ? cursors[v as string]! : String(v));
         }
+        params.set('mode', 'test');
         const res = await consoleCall(ctx, s.login, 'GET', `/console/api/workspaces/${workspaceOf(s, target)}/jobs?${params}`);
         assert.ok(res.statusCode < 500, res.body);
         for (const id of theirIds) assert.equal(res.body.includes(id), false, 'none of their jobs');
@@ -246,7 +251,7 @@ describeEachDatabase('console runs fuzz', (get) => {
         }
         assert.deepEqual(items.map((j) => j.id), [...items.map((j) => j.id)].sort().reverse(), 'newest first');
         if (q.cursor === undefined && items.length < (q.limit as number | undefined ?? 25)) {
-          const expected = all.filter((j) => j.workspace_id === s.mine.workspace.id && (!q.status || j.status === q.status) && (!q.operationId || j.operation_id === q.operationId));
+          const expected = all.filter((j) => j.workspace_id === scopeOf(s.mine) && (!q.status || j.status === q.status) && (!q.operationId || j.operation_id === q.operationId));
           assert.equal(items.length, expected.length, 'a short first page holds every match');
         }
       }),
@@ -275,10 +280,10 @@ describeEachDatabase('console runs fuzz', (get) => {
         const headers: Record<string, string> = a.idem ? { 'idempotency-key': a.idem } : {};
         const body = a.key === 'absent' ? {} : { keyId: keyIdOf(s, a.key) };
         const res =
-          a.action === 'get' ? await consoleCall(ctx, s.login, 'GET', base)
-          : a.action === 'output' ? await consoleCall(ctx, s.login, 'GET', `${base}/output${a.cursor === undefined ? '' : `?cursor=${encodeURIComponent(a.cursor)}`}`)
-          : a.action === 'cancel' ? await consoleCall(ctx, s.login, 'POST', `${base}/cancel`)
-          : await consoleCall(ctx, s.login, 'POST', `${base}/retry`, { body, headers });
+          a.action === 'get' ? await consoleCall(ctx, s.login, 'GET', `${base}?mode=test`)
+          : a.action === 'output' ? await consoleCall(ctx, s.login, 'GET', `${base}/output?mode=test${a.cursor === undefined ? '' : `&cursor=${encodeURIComponent(a.cursor)}`}`)
+          : a.action === 'cancel' ? await consoleCall(ctx, s.login, 'POST', `${base}/cancel?mode=test`)
+          : await consoleCall(ctx, s.login, 'POST', `${base}/retry?mode=test`, { body, headers });
         assert.ok(res.statusCode < 500, res.body);
         assertNoForeignData([...s.foreign, theirJob], '', res.body, a.action);
         if (res.statusCode === 200) {
@@ -310,4 +315,4 @@ describeEachDatabase('console runs fuzz', (get) => {
     const theirs = await call(ctx, 'GET', `/v1/jobs/${theirJob}`, { secret: s.theirs.secret, workspaceId: s.theirs.workspace.id });
     assert.equal(theirs.json().data.status, 'failed', 'their job was neither cancelled nor retried');
   });
-});
+}, testKeySuite());

@@ -5,20 +5,28 @@
  * cancel and retry with the public API's rules and error codes; organization roles (a member
  * reads jobs but neither runs nor changes them), CSRF on every change, and another user's
  * workspace, key or job never reachable (404 on every endpoint).
+ *
+ * Runs with test keys (issue 34) and SIMULATE_LIVE off (testKeySuite): the work is simulated
+ * because the keys are test keys, as an owner trying operations from the console in test mode;
+ * the job endpoints are called with `mode=test` (the console's test-mode switch). Live-only
+ * behaviour of the same endpoints (mode isolation, a live key without a provider) is in
+ * console-jobs-test-mode.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { assertError } from '../support/assertions.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { drain, getJob, readCompleteOutput, run } from '../support/jobs.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { consoleCall, seedSignedInOrganization, signInAs, type ConsoleLogin } from '../support/console.js';
 
 const CREDITS = 10_000_000;
 const ws = (workspaceId: string) => `/console/api/workspaces/${workspaceId}`;
 const IMAGE = { prompt: 'a lighthouse at dusk [sim:delay=0]', width: 256, height: 256 };
+/** A job endpoint in test mode (the jobs of the test keys this suite runs with). */
+const tm = (url: string) => `${url}${url.includes('?') ? '&' : '?'}mode=test`;
 
 function consoleRun(ctx: TestContext, login: ConsoleLogin, workspaceId: string, body: object, idempotencyKey: string | null = randomUUID()) {
   return consoleCall(ctx, login, 'POST', `${ws(workspaceId)}/runs`, { body, headers: idempotencyKey === null ? {} : { 'idempotency-key': idempotencyKey } });
@@ -37,7 +45,7 @@ async function consoleOutput(ctx: TestContext, login: ConsoleLogin, workspaceId:
   let cursor: string | null = null;
   let sha256 = '';
   do {
-    const res = await consoleCall(ctx, login, 'GET', `${ws(workspaceId)}/jobs/${jobId}/output${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const res = await consoleCall(ctx, login, 'GET', tm(`${ws(workspaceId)}/jobs/${jobId}/output${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`));
     assert.equal(res.statusCode, 200, res.body);
     const page = res.json().data;
     assert.equal(page.offsetBytes, Buffer.concat(parts).length);
@@ -53,9 +61,9 @@ async function consoleOutput(ctx: TestContext, login: ConsoleLogin, workspaceId:
 describeEachDatabase('console runs and jobs', (get) => {
   test('the operations a key may run, an estimate, and a run with executionOrigin web, once per Idempotency-Key', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, t.user.id);
-    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['tools:run', 'jobs:read'], operations: ['image.generate'] });
+    const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', scopes: ['tools:run', 'jobs:read'], operations: ['image.generate'] });
 
     const tools = await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/tools?keyId=${narrow.key.id}`);
     assert.equal(tools.statusCode, 200, tools.body);
@@ -93,7 +101,7 @@ describeEachDatabase('console runs and jobs', (get) => {
     assert.deepEqual(row, { key_id: narrow.key.id, execution_origin: 'web' }, 'the job is the chosen key’s');
 
     await drain(ctx);
-    const snap = await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs/${queued.jobId}`);
+    const snap = await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs/${queued.jobId}`));
     assert.equal(snap.statusCode, 200, snap.body);
     assert.equal(snap.json().data.status, 'completed');
     assert.equal(snap.json().data.executionOrigin, 'web');
@@ -111,7 +119,7 @@ describeEachDatabase('console runs and jobs', (get) => {
 
   test('refusals carry the public API’s codes: input, Idempotency-Key, the key’s operations, scopes, revocation, credits', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, t.user.id);
     const body = { keyId: t.key.id, operationId: 'image.generate', input: IMAGE };
     assertError(await consoleRun(ctx, login, t.workspace.id, body, null), 400, 'IDEMPOTENCY_KEY_REQUIRED');
@@ -121,31 +129,31 @@ describeEachDatabase('console runs and jobs', (get) => {
     const estimateInvalid = await consoleCall(ctx, login, 'POST', `${ws(t.workspace.id)}/estimates`, { body: { ...body, input: { width: 1 } } });
     assertError(estimateInvalid, 400, 'INVALID_INPUT');
 
-    const chatOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+    const chatOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', operations: ['chat.generate'] });
     assertError(await consoleRun(ctx, login, t.workspace.id, { ...body, keyId: chatOnly.key.id }), 403, 'FORBIDDEN_OPERATION');
-    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['jobs:read'] });
+    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', scopes: ['jobs:read'] });
     assertError(await consoleRun(ctx, login, t.workspace.id, { ...body, keyId: readOnly.key.id }), 403, 'FORBIDDEN_SCOPE');
     assertError(await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/tools?keyId=${readOnly.key.id}`), 403, 'FORBIDDEN_SCOPE');
-    const mcpOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { transports: ['mcp'] });
+    const mcpOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', transports: ['mcp'] });
     assertError(await consoleRun(ctx, login, t.workspace.id, { ...body, keyId: mcpOnly.key.id }), 403, 'FORBIDDEN_TRANSPORT');
-    const elsewhere = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { ipRanges: ['192.0.2.0/24'] });
+    const elsewhere = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', ipRanges: ['192.0.2.0/24'] });
     assertError(await consoleRun(ctx, login, t.workspace.id, { ...body, keyId: elsewhere.key.id }), 403, 'FORBIDDEN_IP');
 
-    const revoked = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
+    const revoked = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test' });
     assert.equal((await consoleCall(ctx, login, 'POST', `${ws(t.workspace.id)}/keys/${revoked.key.id}/revoke`)).statusCode, 200);
     const gone = assertError(await consoleRun(ctx, login, t.workspace.id, { ...body, keyId: revoked.key.id }), 401, 'UNAUTHENTICATED');
     assert.deepEqual(gone.details, { keyId: revoked.key.id });
     assert.equal((await consoleCall(ctx, login, 'GET', '/console/api/me')).statusCode, 200, 'the session is not what was refused');
 
-    const poor = await seedTenant(ctx.deps);
+    const poor = await seedTenant(ctx.deps, { mode: 'test' });
     const poorLogin = await signInAs(ctx, poor.user.id);
     assertError(await consoleRun(ctx, poorLogin, poor.workspace.id, { ...body, keyId: poor.key.id }), 402, 'INSUFFICIENT_CREDITS');
-    assert.equal((await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspace.id).execute()).length, 0, 'no refused run made a job');
+    assert.equal((await ctx.deps.db.selectFrom('jobs').select('id').where('workspace_id', '=', scopeOf(t)).execute()).length, 0, 'no refused run made a job');
   });
 
   test('the jobs list: newest first, metadata only, filters by status and operation, pages', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, t.user.id);
     const done = await queuedJob(ctx, login, t);
     await drain(ctx);
@@ -153,7 +161,7 @@ describeEachDatabase('console runs and jobs', (get) => {
     const fromApi = (await run(ctx, t, 'music.generate', { prompt: 'a tune [sim:delay=0]', durationSeconds: 10 })).json().data.jobId as string;
     assert.ok(fromApi, 'the API job');
 
-    const all = await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs`);
+    const all = await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs`));
     assert.equal(all.statusCode, 200, all.body);
     const items = all.json().data.items as { id: string; status: string; executionOrigin: string; operationId: string; output?: unknown }[];
     assert.deepEqual(items.map((j) => j.id), [fromApi, waiting, done]);
@@ -162,39 +170,39 @@ describeEachDatabase('console runs and jobs', (get) => {
     const apiList = (await call(ctx, 'GET', '/v1/jobs', { secret: t.secret, workspaceId: t.workspace.id })).json().data.items;
     assert.deepEqual(items, apiList, 'the same items as GET /v1/jobs');
 
-    const ids = async (query: string) => ((await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs?${query}`)).json().data.items as { id: string }[]).map((j) => j.id);
+    const ids = async (query: string) => ((await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs?${query}`))).json().data.items as { id: string }[]).map((j) => j.id);
     assert.deepEqual(await ids('status=completed'), [done]);
     assert.deepEqual(await ids('status=pending'), [fromApi, waiting]);
     assert.deepEqual(await ids('operationId=music.generate'), [fromApi]);
     assert.deepEqual(await ids('operationId=image.generate&status=pending'), [waiting]);
     assert.deepEqual(await ids('status=failed'), []);
 
-    const page1 = (await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs?limit=2`)).json().data;
+    const page1 = (await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs?limit=2`))).json().data;
     assert.deepEqual(page1.items.map((j: { id: string }) => j.id), [fromApi, waiting]);
-    const page2 = (await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs?limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`)).json().data;
+    const page2 = (await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs?limit=2&cursor=${encodeURIComponent(page1.nextCursor)}`))).json().data;
     assert.deepEqual(page2.items.map((j: { id: string }) => j.id), [done]);
     assert.equal(page2.nextCursor, null);
-    const crossed = await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs?limit=2&status=pending&cursor=${encodeURIComponent(page1.nextCursor)}`);
+    const crossed = await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs?limit=2&status=pending&cursor=${encodeURIComponent(page1.nextCursor)}`));
     assertError(crossed, 400, 'INVALID_CURSOR');
     for (const bad of ['status=done', 'operationId=x', 'limit=0', 'limit=101', 'extra=1']) {
-      assertError(await consoleCall(ctx, login, 'GET', `${ws(t.workspace.id)}/jobs?${bad}`), 400, 'INVALID_REQUEST');
+      assertError(await consoleCall(ctx, login, 'GET', tm(`${ws(t.workspace.id)}/jobs?${bad}`)), 400, 'INVALID_REQUEST');
     }
   });
 
   test('cancel and retry: the public API’s rules and codes', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, t.user.id);
     const pending = await queuedJob(ctx, login, t);
-    const cancelled = await consoleCall(ctx, login, 'POST', `${ws(t.workspace.id)}/jobs/${pending}/cancel`);
+    const cancelled = await consoleCall(ctx, login, 'POST', tm(`${ws(t.workspace.id)}/jobs/${pending}/cancel`));
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     assert.equal(cancelled.json().data.status, 'cancelled');
-    assert.equal((await consoleCall(ctx, login, 'POST', `${ws(t.workspace.id)}/jobs/${pending}/cancel`)).json().data.status, 'cancelled', 'cancelling again returns it');
+    assert.equal((await consoleCall(ctx, login, 'POST', tm(`${ws(t.workspace.id)}/jobs/${pending}/cancel`))).json().data.status, 'cancelled', 'cancelling again returns it');
 
     const completed = await queuedJob(ctx, login, t);
     await drain(ctx);
-    assertError(await consoleCall(ctx, login, 'POST', `${ws(t.workspace.id)}/jobs/${completed}/cancel`), 409, 'JOB_NOT_CANCELLABLE');
-    const retryUrl = (jobId: string) => `${ws(t.workspace.id)}/jobs/${jobId}/retry`;
+    assertError(await consoleCall(ctx, login, 'POST', tm(`${ws(t.workspace.id)}/jobs/${completed}/cancel`)), 409, 'JOB_NOT_CANCELLABLE');
+    const retryUrl = (jobId: string) => tm(`${ws(t.workspace.id)}/jobs/${jobId}/retry`);
     const retry = (jobId: string, idem: string | null = randomUUID(), keyId = t.key.id) =>
       consoleCall(ctx, login, 'POST', retryUrl(jobId), { body: { keyId }, headers: idem === null ? {} : { 'idempotency-key': idem } });
     assertError(await retry(completed), 409, 'JOB_NOT_RETRYABLE');
@@ -203,7 +211,7 @@ describeEachDatabase('console runs and jobs', (get) => {
     await drain(ctx);
     assert.equal((await getJob(ctx, t, failing)).status, 'failed');
     assertError(await retry(failing, null), 400, 'IDEMPOTENCY_KEY_REQUIRED');
-    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { scopes: ['jobs:read', 'tools:run'] });
+    const readOnly = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', scopes: ['jobs:read', 'tools:run'] });
     assertError(await retry(failing, randomUUID(), readOnly.key.id), 403, 'FORBIDDEN_SCOPE');
     const idem = randomUUID();
     const retried = await retry(failing, idem);
@@ -217,35 +225,35 @@ describeEachDatabase('console runs and jobs', (get) => {
   test('organization roles: a member reads jobs and their output but neither runs, cancels nor retries', async () => {
     const ctx = get();
     const o = await seedSignedInOrganization(ctx);
-    await grantCredits(ctx.deps, o.workspace.id, { amountMillicents: CREDITS });
-    const adminKey = await seedKey(ctx.deps, o.adminUser.id, [o.workspace.id]);
+    const adminKey = await seedKey(ctx.deps, o.adminUser.id, [o.workspace.id], { mode: 'test' });
+    await grantCredits(ctx.deps, o.workspace.id, { amountMillicents: CREDITS, mode: 'test' });
     const run1 = await consoleRun(ctx, o.admin, o.workspace.id, { keyId: adminKey.key.id, operationId: 'image.generate', input: IMAGE });
     assert.equal(run1.statusCode, 200, run1.body);
     const jobId = run1.json().data.run.jobId as string;
     await drain(ctx);
     const base = ws(o.workspace.id);
-    assert.equal((await consoleCall(ctx, o.member, 'GET', `${base}/jobs`)).json().data.items[0].id, jobId);
-    assert.equal((await consoleCall(ctx, o.member, 'GET', `${base}/jobs/${jobId}`)).statusCode, 200);
+    assert.equal((await consoleCall(ctx, o.member, 'GET', tm(`${base}/jobs`))).json().data.items[0].id, jobId);
+    assert.equal((await consoleCall(ctx, o.member, 'GET', tm(`${base}/jobs/${jobId}`))).statusCode, 200);
     await consoleOutput(ctx, o.member, o.workspace.id, jobId);
     const body = { keyId: adminKey.key.id, operationId: 'image.generate', input: IMAGE };
     for (const [method, url, b] of [
       ['GET', `${base}/tools?keyId=${adminKey.key.id}`, undefined],
       ['POST', `${base}/estimates`, body],
       ['POST', `${base}/runs`, body],
-      ['POST', `${base}/jobs/${jobId}/cancel`, undefined],
-      ['POST', `${base}/jobs/${jobId}/retry`, { keyId: adminKey.key.id }],
+      ['POST', tm(`${base}/jobs/${jobId}/cancel`), undefined],
+      ['POST', tm(`${base}/jobs/${jobId}/retry`), { keyId: adminKey.key.id }],
     ] as const) {
       const res = await consoleCall(ctx, o.member, method, url, { body: b, headers: { 'idempotency-key': randomUUID() } });
       assertError(res, 403, 'FORBIDDEN');
     }
     const byOwner = await consoleRun(ctx, o.owner, o.workspace.id, body);
     assert.equal(byOwner.statusCode, 200, 'an owner runs with an admin’s key of the workspace');
-    assert.equal((await consoleCall(ctx, o.owner, 'POST', `${base}/jobs/${byOwner.json().data.run.jobId}/cancel`)).statusCode, 200);
+    assert.equal((await consoleCall(ctx, o.owner, 'POST', tm(`${base}/jobs/${byOwner.json().data.run.jobId}/cancel`))).statusCode, 200);
   });
 
   test('changes need the console origin and the CSRF token; an API key is never accepted', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: CREDITS });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, t.user.id);
     const other = await signInAs(ctx, t.user.id);
     const jobId = await queuedJob(ctx, login, t);
@@ -253,8 +261,8 @@ describeEachDatabase('console runs and jobs', (get) => {
     const changes: [string, object | undefined][] = [
       [`${base}/estimates`, { keyId: t.key.id, operationId: 'image.generate', input: IMAGE }],
       [`${base}/runs`, { keyId: t.key.id, operationId: 'image.generate', input: IMAGE }],
-      [`${base}/jobs/${jobId}/cancel`, undefined],
-      [`${base}/jobs/${jobId}/retry`, { keyId: t.key.id }],
+      [tm(`${base}/jobs/${jobId}/cancel`), undefined],
+      [tm(`${base}/jobs/${jobId}/retry`), { keyId: t.key.id }],
     ];
     for (const [url, body] of changes) {
       const headers = { 'idempotency-key': randomUUID() };
@@ -262,7 +270,7 @@ describeEachDatabase('console runs and jobs', (get) => {
       for (const csrfToken of [null, other.csrfToken]) assertError(await consoleCall(ctx, login, 'POST', url, { body, csrfToken, headers }), 403, 'FORBIDDEN');
       assertError(await consoleCall(ctx, undefined, 'POST', url, { body, headers }), 401, 'UNAUTHENTICATED');
     }
-    for (const url of [`${base}/jobs`, `${base}/jobs/${jobId}`, `${base}/jobs/${jobId}/output`, `${base}/tools?keyId=${t.key.id}`]) {
+    for (const url of [tm(`${base}/jobs`), tm(`${base}/jobs/${jobId}`), tm(`${base}/jobs/${jobId}/output`), `${base}/tools?keyId=${t.key.id}`]) {
       assertError(await consoleCall(ctx, login, 'GET', url, { headers: { authorization: `Bearer ${t.secret}` } }), 401, 'UNAUTHENTICATED');
       assertError(await consoleCall(ctx, undefined, 'GET', url), 401, 'UNAUTHENTICATED');
     }
@@ -272,8 +280,8 @@ describeEachDatabase('console runs and jobs', (get) => {
 
   test("another user's workspace, keys and jobs are never reachable: every run and job endpoint answers 404", async () => {
     const ctx = get();
-    const mine = await seedTenant(ctx.deps, { credits: CREDITS });
-    const theirs = await seedTenant(ctx.deps, { credits: CREDITS });
+    const mine = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
+    const theirs = await seedTenant(ctx.deps, { mode: 'test', credits: CREDITS });
     const login = await signInAs(ctx, mine.user.id);
     const theirJob = (await run(ctx, theirs, 'image.generate', IMAGE)).json().data.jobId as string;
     await drain(ctx);
@@ -288,12 +296,12 @@ describeEachDatabase('console runs and jobs', (get) => {
         ['GET', `${ws(w)}/tools?keyId=${k}`, undefined],
         ['POST', `${ws(w)}/estimates`, op(k)],
         ['POST', `${ws(w)}/runs`, op(k)],
-        ['GET', `${ws(w)}/jobs`, undefined],
-        ['GET', `${ws(w)}/jobs?status=completed`, undefined],
-        ['GET', `${ws(w)}/jobs/${theirJob}`, undefined],
-        ['GET', `${ws(w)}/jobs/${theirJob}/output`, undefined],
-        ['POST', `${ws(w)}/jobs/${pendingTheirs}/cancel`, undefined],
-        ['POST', `${ws(w)}/jobs/${failedTheirs}/retry`, { keyId: k }],
+        ['GET', tm(`${ws(w)}/jobs`), undefined],
+        ['GET', tm(`${ws(w)}/jobs?status=completed`), undefined],
+        ['GET', tm(`${ws(w)}/jobs/${theirJob}`), undefined],
+        ['GET', tm(`${ws(w)}/jobs/${theirJob}/output`), undefined],
+        ['POST', tm(`${ws(w)}/jobs/${pendingTheirs}/cancel`), undefined],
+        ['POST', tm(`${ws(w)}/jobs/${failedTheirs}/retry`), { keyId: k }],
       );
     }
     // Their key or their jobs through my workspace's path.
@@ -301,12 +309,15 @@ describeEachDatabase('console runs and jobs', (get) => {
       ['GET', `${ws(mine.workspace.id)}/tools?keyId=${theirs.key.id}`, undefined],
       ['POST', `${ws(mine.workspace.id)}/estimates`, op(theirs.key.id)],
       ['POST', `${ws(mine.workspace.id)}/runs`, op(theirs.key.id)],
-      ['GET', `${ws(mine.workspace.id)}/jobs/${theirJob}`, undefined],
-      ['GET', `${ws(mine.workspace.id)}/jobs/${theirJob}/output`, undefined],
-      ['POST', `${ws(mine.workspace.id)}/jobs/${pendingTheirs}/cancel`, undefined],
-      ['POST', `${ws(mine.workspace.id)}/jobs/${failedTheirs}/retry`, { keyId: mine.key.id }],
-      ['GET', `${ws(mine.workspace.id)}/jobs/${missing}`, undefined],
+      ['GET', tm(`${ws(mine.workspace.id)}/jobs/${theirJob}`), undefined],
+      ['GET', tm(`${ws(mine.workspace.id)}/jobs/${theirJob}/output`), undefined],
+      ['POST', tm(`${ws(mine.workspace.id)}/jobs/${pendingTheirs}/cancel`), undefined],
+      ['POST', tm(`${ws(mine.workspace.id)}/jobs/${failedTheirs}/retry`), { keyId: mine.key.id }],
+      ['GET', tm(`${ws(mine.workspace.id)}/jobs/${missing}`), undefined],
     );
+    // The same job probes in live mode (the default) as well; not the retries, which a test key
+    // in live mode is refused before any job is looked up (400, console-jobs-test-mode.test.ts).
+    for (const [method, url, body] of [...probes]) if (url.endsWith('mode=test') && !url.includes('/retry')) probes.push([method, url.replace(/[?&]mode=test$/, ''), body]);
     for (const [method, url, body] of probes) {
       const res = await consoleCall(ctx, login, method, url, { body, headers: { 'idempotency-key': randomUUID() } });
       assert.equal(res.statusCode, 404, `${method} ${url}: ${res.body}`);
@@ -318,4 +329,4 @@ describeEachDatabase('console runs and jobs', (get) => {
     const mineJobs = (await call(ctx, 'GET', '/v1/jobs', { secret: mine.secret, workspaceId: mine.workspace.id })).json().data.items;
     assert.equal(mineJobs.length, 0, 'and nothing ran in my workspace');
   });
-});
+}, testKeySuite());

@@ -5,14 +5,15 @@
  * ledger stay exactly as they were, as the public API shows them to a live key, and the test
  * balance grows by the amount, as it shows them to a test key. Owners and admins add test
  * credits; a member gets the refusal of every other console change; bad amounts are 400 naming
- * the field; a test twin's id is no workspace of the console (404). Ledger invariants hold in
- * both modes.
+ * the field; a test twin's id is no workspace of the console (404). A test key estimates from
+ * the console as the API does for it (runs and jobs in test mode: console-jobs-test-mode.test.ts).
+ * Ledger invariants hold in both modes.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { testScopeOf } from '../../src/lib/livemode.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertError, expectOk } from '../support/assertions.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant } from '../support/seed.js';
@@ -75,9 +76,15 @@ describeEachDatabase('console test mode', (get) => {
     const changeMode = await consoleCall(ctx, login, 'POST', `${base(t.workspace.id)}/keys/${live.key.id}/update`, { body: { mode: 'test' } });
     assertError(changeMode, 400, 'INVALID_REQUEST');
     assert.equal(expectOk(await consoleCall(ctx, login, 'GET', `${base(t.workspace.id)}/keys`), 'CONSOLE_KEYS_LIST').items.find((k: { id: string }) => k.id === live.key.id).mode, 'live', 'a key keeps its mode');
-    // The console runs with live keys only (its job pages read live jobs): a test key is refused before anything is admitted.
-    const withTestKey = await consoleCall(ctx, login, 'POST', `${base(t.workspace.id)}/estimates`, { body: { keyId: created.key.id, operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'hi' }] } } });
-    assert.match(assertError(withTestKey, 400, 'INVALID_REQUEST').message, /live keys/);
+    // The console estimates and runs with a test key as the API does for it (test mode, console-jobs-test-mode.test.ts);
+    // naming the live mode with a test key is refused before anything is admitted.
+    const chat = { operationId: 'chat.generate', input: { messages: [{ role: 'user', content: 'hi' }] } };
+    const runner = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test' });
+    const withTestKey = expectOk(await consoleCall(ctx, login, 'POST', `${base(t.workspace.id)}/estimates`, { body: { keyId: runner.key.id, mode: 'test', ...chat } }), 'CONSOLE_ESTIMATE');
+    const apiEstimate = await call(ctx, 'POST', '/v1/estimates', { secret: runner.secret, workspaceId: t.workspace.id, body: chat });
+    assert.deepEqual(withTestKey, apiEstimate.json().data);
+    const inLiveMode = await consoleCall(ctx, login, 'POST', `${base(t.workspace.id)}/estimates`, { body: { keyId: runner.key.id, mode: 'live', ...chat } });
+    assert.match(assertError(inLiveMode, 400, 'INVALID_REQUEST').message, /test mode/);
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
     await assertLedgerInvariants(ctx.deps, testScopeOf(t.workspace.id));
   });
@@ -258,4 +265,4 @@ describeEachDatabase('console test mode', (get) => {
       await assertLedgerInvariants(ctx.deps, testScopeOf(w.workspace.id));
     }
   });
-});
+}, testKeySuite());

@@ -8,6 +8,12 @@
  * sees it without the keys' budgets. No CSP violation (the charts are SVG with attributes and
  * classes, no inline style); axe-core finds no serious or critical violation; screenshots go to
  * test-artifacts/console/.
+ *
+ * Live-only (issue 34): this suite runs live keys on the paid providers' fakes (`{ live: { unitPrices: true } }`,
+ * support/live-backend.ts; SIMULATE_LIVE off), because the page it checks shows the live
+ * workspace's alerts (credits.low, allocation.expiring), which only live spending raises. The Usage page in test
+ * mode (the test ledger of a test key's run) is covered by console-test-mode-browser.test.ts,
+ * and the usage endpoints in test mode by console-usage.test.ts and console-usage-fuzz.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -186,5 +192,5 @@ describeEachDatabase(
       await ui.context.close();
     });
   },
-  { env: { PUBLIC_BASE_URL: base } },
+  { live: { unitPrices: true }, env: { PUBLIC_BASE_URL: base } },
 );

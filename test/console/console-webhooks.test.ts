@@ -7,12 +7,16 @@
  * Organization roles: members read, only owners and admins change (403 FORBIDDEN, nothing
  * changed). Another user's workspace, webhook or delivery is 404 on every endpoint; bad input is
  * 400 with the documented code; Origin and CSRF token on every change.
+ *
+ * Runs with SIMULATE_LIVE off (testKeySuite, issue 34): it runs no operation with a live key, so
+ * a production server answers it the same. Test mode (`mode=test`): the test webhooks a test key
+ * lists, each mode changing its own only.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertError, assertOk } from '../support/assertions.js';
 import { assertEnvelope, SECRET_RE } from '../support/api-fuzz.js';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { HttpsReceiver } from '../support/https-receiver.js';
 import { seedTenant } from '../support/seed.js';
 import { PUBLIC_ADDRESS, seedWebhook, uniqueHost } from '../support/webhook-hosts.js';
@@ -76,6 +80,34 @@ describeEachDatabase(
       assertError(await check({ method: 'dns' }, uniqueHost()), 404, 'NOT_FOUND');
       assertError(await check({ method: 'dns' }, 'bad_host.example'), 400, 'INVALID_REQUEST');
       assertError(await check({ method: 'dns' }, '127.0.0.1'), 400, 'INVALID_REQUEST');
+    });
+
+    test('test mode (mode=test): the test webhooks a test key lists, on the live workspace\'s verified domains; each mode changes its own only', async () => {
+      const ctx = get();
+      const t = await seedTenant(ctx.deps, { mode: 'test' });
+      const login = await signInAs(ctx, t.user.id);
+      const hooks = `${wsUrl(t.workspace.id)}/webhooks`;
+      const hostname = uniqueHost();
+      await verifyByDns(ctx, login, t.workspace.id, hostname);
+      const testHook = assertOk(await consoleCall(ctx, login, 'POST', `${hooks}?mode=test`, { body: { url: `https://${hostname}/test`, eventTypes: ['job.completed'] } })).data.webhook;
+      const liveHook = assertOk(await consoleCall(ctx, login, 'POST', hooks, { body: { url: `https://${hostname}/live`, eventTypes: ['job.completed'] } })).data.webhook;
+      assert.deepEqual({ workspaceId: testHook.workspaceId, livemode: testHook.livemode }, { workspaceId: t.workspace.id, livemode: false });
+      assert.equal(liveHook.livemode, true);
+      // The test key lists the test webhook only, as the console does in test mode; the live list the live one.
+      const apiList = assertOk(await call(ctx, 'GET', '/v1/webhooks', { secret: t.secret, workspaceId: t.workspace.id })).data.items;
+      assert.deepEqual(apiList.map((w: { id: string }) => w.id), [testHook.id]);
+      const testList = assertOk(await consoleCall(ctx, login, 'GET', `${hooks}?mode=test`)).data.items;
+      assert.deepEqual(testList, apiList);
+      assert.deepEqual(assertOk(await consoleCall(ctx, login, 'GET', hooks)).data.items.map((w: { id: string }) => w.id), [liveHook.id]);
+      // The other mode's webhook is 404 on every change and on its deliveries.
+      for (const [id, q] of [[liveHook.id, '?mode=test'], [testHook.id, '']] as const) {
+        for (const [method, url] of [['POST', `${hooks}/${id}/rotate${q}`], ['POST', `${hooks}/${id}/revoke${q}`], ['GET', `${hooks}/${id}/deliveries${q}`]] as const) {
+          assertError(await consoleCall(ctx, login, method, url, method === 'POST' ? { body: {} } : {}), 404, 'NOT_FOUND');
+        }
+      }
+      assert.match(assertOk(await consoleCall(ctx, login, 'POST', `${hooks}/${testHook.id}/rotate?mode=test`, { body: {} })).data.secret, SECRET_RE);
+      assert.equal(assertOk(await consoleCall(ctx, login, 'POST', `${hooks}/${testHook.id}/revoke?mode=test`, { body: {} })).data.webhook.revokedAt !== null, true);
+      assert.equal(assertOk(await consoleCall(ctx, login, 'GET', hooks)).data.items[0].revokedAt, null, 'the live webhook untouched');
     });
 
     test('webhooks: only on a verified hostname; the secret shown at create and rotate only; revoke', async () => {
@@ -253,5 +285,5 @@ describeEachDatabase(
       assert.equal(assertOk(await consoleCall(ctx, login, 'GET', `${wsUrl(mine.workspace.id)}/domains`)).data.items.length, 1);
     });
   },
-  { env: WEBHOOK_TEST_ENV },
+  testKeySuite({ env: WEBHOOK_TEST_ENV }),
 );

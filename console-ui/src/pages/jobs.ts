@@ -2,12 +2,14 @@
  * Jobs: the workspace's jobs, newest first, refreshed every two seconds (status, progress, cost,
  * origin), filtered by status and operation, paged; "Open" shows one job live with its complete
  * output and files, "Cancel" and "Retry" (owners and admins). /console/jobs?job=ID opens that job.
+ * The shell's test-mode switch chooses the mode: live jobs, or (test mode) the test jobs only.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, type ApiKey, type Me, type Workspace } from '../api.js';
+import { api, type ApiKey, type KeyMode, type Me, type Workspace } from '../api.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { JobView } from '../job-view.js';
+import { consoleHref } from '../mode.js';
 import { formatMillicents, JOB_STATUSES, runsApi, type JobMetadata } from '../runs-api.js';
 
 const REFRESH_MS = 2000;
@@ -17,7 +19,7 @@ function jobFromLocation(): string | undefined {
   return id && /^[0-9a-f-]{36}$/i.test(id) ? id : undefined;
 }
 
-export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | undefined }) {
+export function JobsPage({ me, workspace, mode }: { me: Me; workspace: Workspace | undefined; mode: KeyMode }) {
   const [status, setStatus] = useState('');
   const [operationId, setOperationId] = useState('');
   // The cursors of the pages before the one shown (the first page has none).
@@ -35,7 +37,7 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
     if (workspace?.canManageKeys) api.listKeys(workspace.id).then((r) => setKeys(r.items), () => setKeys([]));
   }, [workspace?.id]);
 
-  useRefreshedJobs(workspace?.id, { status, operationId, cursor, poke }, { setPage, setError, setUpdatedAt });
+  useRefreshedJobs(workspace?.id, mode, { status, operationId, cursor, poke }, { setPage, setError, setUpdatedAt });
 
   if (!workspace) return html`<${PageHeading}>Jobs<//><p>You have no workspace yet.</p>`;
 
@@ -49,16 +51,16 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
 
   function open(id: string | undefined) {
     setSelected(id);
-    const url = id ? `/console/jobs?job=${encodeURIComponent(id)}` : '/console/jobs';
+    const url = consoleHref('/console/jobs', mode, { job: id });
     window.history.replaceState(null, '', url);
   }
 
   return html`<${PageHeading}>Jobs<//>
-    <p>Jobs of <strong>${workspace.name}</strong>, started from the API, MCP or this console. The list refreshes every two seconds.</p>
+    <p>${mode === 'test' ? html`<span class="badge test">Test</span> Test jobs` : 'Jobs'} of <strong>${workspace.name}</strong>, started from the API, MCP or this console${mode === 'test' ? ' with test keys: simulated, paid from the test balance' : ''}. The list refreshes every two seconds.</p>
     ${selected
       ? html`<div class="job-detail">
           <p><button type="button" onClick=${() => open(undefined)}>Close job</button></p>
-          <${JobView} key=${selected} workspaceId=${workspace.id} jobId=${selected} keys=${keys} canManage=${workspace.canManageKeys} focus=${true} onChanged=${() => setPoke((n) => n + 1)} />
+          <${JobView} key=${selected} workspaceId=${workspace.id} mode=${mode} jobId=${selected} keys=${keys} canManage=${workspace.canManageKeys} focus=${true} onChanged=${() => setPoke((n) => n + 1)} />
         </div>`
       : null}
     <form class="filters" onSubmit=${(e: Event) => e.preventDefault()} aria-label="Filter jobs">
@@ -75,7 +77,7 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
       <span class="muted">${updatedAt ? `Updated ${updatedAt}` : ''}</span>
     </form>
     <${ErrorNotice} error=${error} />
-    <${JobsTable} page=${page} failed=${!!error} filtered=${!!(status || operationId)} pageNumber=${cursors.length + 1} selected=${selected} onOpen=${open} />
+    <${JobsTable} page=${page} mode=${mode} failed=${!!error} filtered=${!!(status || operationId)} pageNumber=${cursors.length + 1} selected=${selected} onOpen=${open} />
     <p class="pager">
       ${cursors.length ? html`<button type="button" onClick=${() => setCursors((c) => c.slice(0, -1))}>Newer jobs</button>` : null}
       ${page?.nextCursor ? html`<button type="button" onClick=${() => setCursors((c) => [...c, page.nextCursor!])}>Older jobs</button>` : null}
@@ -88,6 +90,7 @@ export function JobsPage({ me, workspace }: { me: Me; workspace: Workspace | und
  */
 function useRefreshedJobs(
   workspaceId: string | undefined,
+  mode: KeyMode,
   query: { status: string; operationId: string; cursor: string | undefined; poke: number },
   set: { setPage: (p: JobsPageData) => void; setError: (e: unknown) => void; setUpdatedAt: (t: string) => void },
 ) {
@@ -99,7 +102,7 @@ function useRefreshedJobs(
     async function refresh() {
       if (document.visibilityState !== 'hidden') {
         try {
-          const next = await runsApi.jobs(workspaceId!, { status, operationId, ...(cursor ? { cursor } : {}) });
+          const next = await runsApi.jobs(workspaceId!, mode, { status, operationId, ...(cursor ? { cursor } : {}) });
           if (stopped) return;
           set.setPage(next);
           set.setError(undefined);
@@ -116,20 +119,20 @@ function useRefreshedJobs(
       stopped = true;
       clearTimeout(timer);
     };
-  }, [workspaceId, status, operationId, cursor, poke]);
+  }, [workspaceId, mode, status, operationId, cursor, poke]);
 }
 
 type JobsPageData = { items: JobMetadata[]; nextCursor: string | null };
 
-function JobsTable({ page, failed, filtered, pageNumber, selected, onOpen }: { page: JobsPageData | undefined; failed: boolean; filtered: boolean; pageNumber: number; selected: string | undefined; onOpen: (id: string) => void }) {
+function JobsTable({ page, mode, failed, filtered, pageNumber, selected, onOpen }: { page: JobsPageData | undefined; mode: KeyMode; failed: boolean; filtered: boolean; pageNumber: number; selected: string | undefined; onOpen: (id: string) => void }) {
   if (!page) return failed ? null : html`<p aria-live="polite">Loading jobs…</p>`;
-  if (page.items.length === 0) return html`<p>No jobs${filtered ? ' match these filters' : ' yet'}.</p>`;
+  if (page.items.length === 0) return html`<p>No ${mode === 'test' ? 'test ' : ''}jobs${filtered ? ' match these filters' : ' yet'}.</p>`;
   return html`<table class="jobs">
-    <caption>Jobs, newest first${pageNumber > 1 ? ` (page ${pageNumber})` : ''}</caption>
+    <caption>${mode === 'test' ? 'Test jobs' : 'Jobs'}, newest first${pageNumber > 1 ? ` (page ${pageNumber})` : ''}</caption>
     <thead><tr><th scope="col">Created</th><th scope="col">Operation</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Cost</th><th scope="col">Origin</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>
       ${page.items.map(
-        (j) => html`<tr key=${j.id} data-job-id=${j.id} data-status=${j.status} aria-current=${selected === j.id ? 'true' : undefined}>
+        (j) => html`<tr key=${j.id} data-job-id=${j.id} data-status=${j.status} data-livemode=${String(j.livemode)} aria-current=${selected === j.id ? 'true' : undefined}>
           <td>${formatTime(j.createdAt)}</td>
           <th scope="row">${j.operationId}</th>
           <td class=${`status ${j.status}`}>${j.status}${j.errorCode ? html` <code>${j.errorCode}</code>` : null}</td>

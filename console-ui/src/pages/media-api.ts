@@ -1,5 +1,5 @@
 /** The console's media endpoints (src/console/routes-media.ts) and what they answer. */
-import { request } from '../api.js';
+import { request, type KeyMode } from '../api.js';
 
 export interface MediaItem {
   id: string;
@@ -21,15 +21,21 @@ export interface MediaPage {
   acceptedTypes: { mimeType: string; extension: string }[];
 }
 
-const media = (workspaceId: string) => `/workspaces/${encodeURIComponent(workspaceId)}/media`;
+/** A media endpoint of `mode` (the shell's test-mode switch: `?mode=test` for the test media). */
+const media = (workspaceId: string, mode: KeyMode, rest = '', query: Record<string, string> = {}) => {
+  const params = new URLSearchParams(query);
+  if (mode === 'test') params.set('mode', 'test');
+  const qs = params.toString();
+  return `/workspaces/${encodeURIComponent(workspaceId)}/media${rest}${qs ? `?${qs}` : ''}`;
+};
 
 export const mediaApi = {
-  list: (workspaceId: string, cursor?: string) => request<MediaPage>('GET', `${media(workspaceId)}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
+  list: (workspaceId: string, mode: KeyMode, cursor?: string) => request<MediaPage>('GET', media(workspaceId, mode, '', cursor ? { cursor } : {})),
   /** The same checks as POST /v1/media/upload: one part named `file`. */
-  upload: (workspaceId: string, file: File) => {
+  upload: (workspaceId: string, file: File, mode: KeyMode) => {
     const form = new FormData();
     form.append('file', file, file.name);
-    return request<{ media: Omit<MediaItem, 'downloadUrl' | 'downloadUrlExpiresAt'> }>('POST', `${media(workspaceId)}/upload`, form);
+    return request<{ media: Omit<MediaItem, 'downloadUrl' | 'downloadUrlExpiresAt'> }>('POST', media(workspaceId, mode, '/upload'), form);
   },
-  download: (workspaceId: string, mediaId: string) => request<{ mediaId: string; url: string; expiresAt: string }>('GET', `${media(workspaceId)}/${encodeURIComponent(mediaId)}/download`),
+  download: (workspaceId: string, mediaId: string, mode: KeyMode) => request<{ mediaId: string; url: string; expiresAt: string }>('GET', media(workspaceId, mode, `/${encodeURIComponent(mediaId)}/download`)),
 };

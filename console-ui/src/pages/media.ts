@@ -3,9 +3,11 @@
  * downloads through a fresh signed URL, and uploads by drag and drop or with the file input and
  * "Upload". The server checks every upload exactly as POST /v1/media/upload does (type sniffing,
  * the plan's largest upload, the storage quota); a refusal is shown with its code and message.
+ * In test mode (the shell's switch) the page shows and uploads the workspace's test media, which
+ * test keys' runs read and write.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { Workspace } from '../api.js';
+import type { KeyMode, Workspace } from '../api.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { mediaApi, type MediaItem, type MediaPage } from './media-api.js';
@@ -17,7 +19,7 @@ export function formatBytes(n: number): string {
   return `${(n / (1024 * 1024 * 1024)).toFixed(1)} GiB`;
 }
 
-export function MediaPage({ workspace }: { workspace: Workspace | undefined }) {
+export function MediaPage({ workspace, mode }: { workspace: Workspace | undefined; mode: KeyMode }) {
   const [items, setItems] = useState<MediaItem[] | undefined>();
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [limits, setLimits] = useState<Pick<MediaPage, 'maxUploadBytes' | 'acceptedTypes'> | undefined>();
@@ -26,7 +28,7 @@ export function MediaPage({ workspace }: { workspace: Workspace | undefined }) {
   async function load(id: string) {
     setError(undefined);
     try {
-      const page = await mediaApi.list(id);
+      const page = await mediaApi.list(id, mode);
       setItems(page.items);
       setNextCursor(page.nextCursor);
       setLimits({ maxUploadBytes: page.maxUploadBytes, acceptedTypes: page.acceptedTypes });
@@ -37,7 +39,7 @@ export function MediaPage({ workspace }: { workspace: Workspace | undefined }) {
   }
   async function more(id: string, cursor: string) {
     try {
-      const page = await mediaApi.list(id, cursor);
+      const page = await mediaApi.list(id, mode, cursor);
       setItems((current) => [...(current ?? []), ...page.items]);
       setNextCursor(page.nextCursor);
     } catch (err) {
@@ -48,22 +50,22 @@ export function MediaPage({ workspace }: { workspace: Workspace | undefined }) {
     setItems(undefined);
     setNextCursor(null);
     if (workspace) void load(workspace.id);
-  }, [workspace?.id]);
+  }, [workspace?.id, mode]);
 
   if (!workspace) return html`<${PageHeading}>Media<//><p>You have no workspace yet.</p>`;
 
   return html`<${PageHeading}>Media<//>
-    <p>Files of <strong>${workspace.name}</strong>, newest first: uploads and the files jobs produced.</p>
+    <p>${mode === 'test' ? html`<span class="badge test">Test</span> Test files` : 'Files'} of <strong>${workspace.name}</strong>, newest first: uploads and the files jobs produced${mode === 'test' ? ' in test mode (test keys see only these)' : ''}.</p>
     ${limits
       ? html`<p>Accepted uploads: ${limits.acceptedTypes.map((t) => t.extension.toUpperCase()).join(', ')}, whose content must match their type; at most ${formatBytes(limits.maxUploadBytes)} each on this workspace's plan.</p>`
       : null}
-    <${UploadBox} workspaceId=${workspace.id} accept=${limits?.acceptedTypes.flatMap((t) => [t.mimeType, `.${t.extension}`]).join(',')} onUploaded=${() => load(workspace.id)} />
+    <${UploadBox} workspaceId=${workspace.id} mode=${mode} accept=${limits?.acceptedTypes.flatMap((t) => [t.mimeType, `.${t.extension}`]).join(',')} onUploaded=${() => load(workspace.id)} />
     <${ErrorNotice} error=${error} />
-    <${MediaTable} items=${items} workspaceId=${workspace.id} />
+    <${MediaTable} items=${items} workspaceId=${workspace.id} mode=${mode} />
     ${nextCursor ? html`<p><button type="button" onClick=${() => more(workspace.id, nextCursor)}>Show older files</button></p>` : null}`;
 }
 
-function UploadBox({ workspaceId, accept, onUploaded }: { workspaceId: string; accept: string | undefined; onUploaded: () => Promise<void> }) {
+function UploadBox({ workspaceId, mode, accept, onUploaded }: { workspaceId: string; mode: KeyMode; accept: string | undefined; onUploaded: () => Promise<void> }) {
   const [busy, setBusy] = useState(false);
   const [dragging, setDragging] = useState(false);
   const [status, setStatus] = useState('');
@@ -80,7 +82,7 @@ function UploadBox({ workspaceId, accept, onUploaded }: { workspaceId: string; a
     for (const file of files) {
       setStatus(`Uploading ${file.name}…`);
       try {
-        await mediaApi.upload(workspaceId, file);
+        await mediaApi.upload(workspaceId, file, mode);
         done.push(file.name);
       } catch (error) {
         setFailure({ name: file.name, error });
@@ -133,7 +135,7 @@ function Preview({ item }: { item: MediaItem }) {
   return html`<span class="muted">No preview (${item.mimeType})</span>`;
 }
 
-function MediaTable({ items, workspaceId }: { items: MediaItem[] | undefined; workspaceId: string }) {
+function MediaTable({ items, workspaceId, mode }: { items: MediaItem[] | undefined; workspaceId: string; mode: KeyMode }) {
   const [error, setError] = useState<unknown>();
   if (!items) return html`<p aria-live="polite">Loading media…</p>`;
   if (items.length === 0) return html`<p>No media yet.</p>`;
@@ -142,7 +144,7 @@ function MediaTable({ items, workspaceId }: { items: MediaItem[] | undefined; wo
     setError(undefined);
     try {
       // A fresh signed URL: the one the list carries may have expired while the page was open.
-      const { url } = await mediaApi.download(workspaceId, item.id);
+      const { url } = await mediaApi.download(workspaceId, item.id, mode);
       const a = document.createElement('a');
       a.href = url;
       a.download = item.name;

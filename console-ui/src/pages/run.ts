@@ -4,17 +4,20 @@
  * "Run". The submitted form carries one Idempotency-Key: pressing "Run" again (a double click, a
  * second press after the answer) replays the first run instead of starting another. The job is
  * then followed live and its result shown with previews (job-view.ts). Owners and admins only.
+ * The shell's test-mode switch chooses the keys: live keys, or (test mode) the workspace's test
+ * keys, whose runs are simulated, paid from the test balance and make test jobs.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, type ApiKey, type Workspace } from '../api.js';
+import { api, ApiError, type ApiKey, type KeyMode, type Workspace } from '../api.js';
 import { ErrorNotice, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { JobView } from '../job-view.js';
+import { consoleHref } from '../mode.js';
 import { formatMillicents, newIdempotencyKey, runsApi, usableKeys, type Estimate, type MediaChoice, type Operation, type RunAnswer, type Tool } from '../runs-api.js';
 import { mediaApi } from './media-api.js';
 import { fieldOfPointer, formFields, FormProblem, initialValues, inputOf, SchemaFields, type FieldValue, type FormValues } from '../schema-form.js';
 
-export function RunPage({ workspace }: { workspace: Workspace | undefined }) {
+export function RunPage({ workspace, mode }: { workspace: Workspace | undefined; mode: KeyMode }) {
   const [keys, setKeys] = useState<ApiKey[] | undefined>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -29,29 +32,35 @@ export function RunPage({ workspace }: { workspace: Workspace | undefined }) {
     return html`<${PageHeading}>Run<//>
       <p>Your role in <strong>${workspace.name}</strong> is <strong>${workspace.role}</strong>: only owners and admins of a workspace run operations in it. The Jobs page shows what runs.</p>`;
   }
-  const usable = keys ? usableKeys(keys, 'tools:run') : undefined;
+  const usable = keys ? usableKeys(keys, 'tools:run', mode) : undefined;
+  const keysLink = html`<a href=${consoleHref('/console/keys', mode)}>Keys</a>`;
   return html`<${PageHeading}>Run<//>
     <p>Run an operation in <strong>${workspace.name}</strong>. The run is made with one of the workspace's API keys and is bound by everything that key allows: its operations, budgets, IP ranges and expiry. The job records the origin <code>web</code>.</p>
+    ${mode === 'test'
+      ? html`<p class="notice test-mode" id="run-mode-note"><span class="badge test">Test</span> Test mode: runs use the workspace's test keys, are simulated (no provider is called) and are paid from the test balance, never from live credits. Their jobs are test jobs, shown on the Jobs page in test mode.</p>`
+      : null}
     <${ErrorNotice} error=${error} />
     ${!usable
       ? error ? null : html`<p aria-live="polite">Loading keys…</p>`
       : usable.length === 0
-        ? html`<p class="notice">No key of this workspace may run operations here: a live key needs the scope <code>tools:run</code> and the <code>rest</code> transport (test keys run through the API). Create one on the <a href="/console/keys">Keys</a> page.</p>`
-        : html`<${RunForm} key=${workspace.id} workspace=${workspace} keys=${usable} allKeys=${keys!} />`}`;
+        ? mode === 'test'
+          ? html`<p class="notice">No test key of this workspace may run operations here: a test key (secret <code>wask_test_…</code>) needs the scope <code>tools:run</code> and the <code>rest</code> transport. Create one on the ${keysLink} page (Mode: Test).</p>`
+          : html`<p class="notice">No live key of this workspace may run operations here: a live key needs the scope <code>tools:run</code> and the <code>rest</code> transport. Create one on the ${keysLink} page, or turn test mode on to run with a test key for free.</p>`
+        : html`<${RunForm} key=${`${workspace.id}:${mode}`} workspace=${workspace} mode=${mode} keys=${usable} allKeys=${keys!} />`}`;
 }
 
 /** The operations a key may run (its tools) and the workspace's media to choose from. */
-function useRunChoices(workspaceId: string, keyId: string, setError: (e: unknown) => void) {
+function useRunChoices(workspaceId: string, mode: KeyMode, keyId: string, setError: (e: unknown) => void) {
   const [tools, setTools] = useState<Tool[] | undefined>();
   const [media, setMedia] = useState<MediaChoice[]>([]);
   useEffect(() => {
     setTools(undefined);
     setError(undefined);
-    runsApi.tools(workspaceId, keyId).then((r) => setTools(r.items), setError);
-  }, [workspaceId, keyId]);
+    runsApi.tools(workspaceId, keyId, mode).then((r) => setTools(r.items), setError);
+  }, [workspaceId, mode, keyId]);
   useEffect(() => {
-    runsApi.media(workspaceId).then((r) => setMedia(r.items), () => setMedia([]));
-  }, [workspaceId]);
+    runsApi.media(workspaceId, mode).then((r) => setMedia(r.items), () => setMedia([]));
+  }, [workspaceId, mode]);
   const operations = useMemo(() => (tools ?? []).flatMap((t) => t.operations), [tools]);
   return { tools, media, setMedia, operations };
 }
@@ -104,11 +113,11 @@ function useOperationForm(operations: Operation[], setError: (e: unknown) => voi
 
 const keyLabel = (k: ApiKey) => `${k.prefix}… (${k.operations.length} operations${k.budgets.dailyMillicents || k.budgets.weeklyMillicents || k.budgets.monthlyMillicents ? ', budgets' : ''})`;
 
-function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: ApiKey[]; allKeys: ApiKey[] }) {
+function RunForm({ workspace, mode, keys, allKeys }: { workspace: Workspace; mode: KeyMode; keys: ApiKey[]; allKeys: ApiKey[] }) {
   const [keyId, setKeyId] = useState(keys[0]!.id);
   const [error, setError] = useState<unknown>();
   const [uploading, setUploading] = useState<string | undefined>();
-  const { tools, media, setMedia, operations } = useRunChoices(workspace.id, keyId, setError);
+  const { tools, media, setMedia, operations } = useRunChoices(workspace.id, mode, keyId, setError);
   const form = useOperationForm(operations, setError);
   const { operationId, operation, fields, values, estimate } = form;
   function showRefusal(err: unknown) {
@@ -122,7 +131,7 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
     setUploading(name);
     setError(undefined);
     try {
-      const { media: item } = await mediaApi.upload(workspace.id, file);
+      const { media: item } = await mediaApi.upload(workspace.id, file, mode);
       setMedia((list) => [{ id: item.id, name: item.name, mimeType: item.mimeType }, ...list.filter((m) => m.id !== item.id)]);
       const field = fields.find((f) => f.name === name);
       const current = values[name];
@@ -138,7 +147,7 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
     void guarded(async () => {
       const input = inputOf(fields, values);
       const version = form.formVersion.current;
-      const e = await runsApi.estimate(workspace.id, { keyId, operationId, input });
+      const e = await runsApi.estimate(workspace.id, { keyId, mode, operationId, input });
       if (version !== form.formVersion.current) return;
       form.setProblems({});
       form.setAnswer(undefined);
@@ -147,13 +156,13 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
   };
   const runNow = () =>
     guarded(async () => {
-      if (estimate) form.setAnswer(await runsApi.run(workspace.id, { keyId, operationId, input: estimate.input }, estimate.idempotencyKey));
+      if (estimate) form.setAnswer(await runsApi.run(workspace.id, { keyId, mode, operationId, input: estimate.input }, estimate.idempotencyKey));
     });
 
   return html`<form class="run-form" onSubmit=${estimateNow} aria-labelledby="run-heading" novalidate>
       <h2 id="run-heading">Operation and input</h2>
       <div class="field">
-        <label for="run-key">Run with key</label>
+        <label for="run-key">Run with ${mode === 'test' ? 'test key' : 'key'}</label>
         <select id="run-key" value=${keyId} onChange=${(e: Event) => {
           setKeyId((e.currentTarget as HTMLSelectElement).value);
           form.startOver();
@@ -167,9 +176,9 @@ function RunForm({ workspace, keys, allKeys }: { workspace: Workspace; keys: Api
         </fieldset>` : null}
       <${ErrorNotice} error=${error} />
       ${operation ? html`<p><button type="submit" disabled=${busy}>Estimate cost</button></p>` : null}
-      ${estimate ? html`<${EstimatePanel} estimate=${estimate.estimate} busy=${busy} onRun=${runNow} />` : null}
+      ${estimate ? html`<${EstimatePanel} estimate=${estimate.estimate} mode=${mode} busy=${busy} onRun=${runNow} />` : null}
     </form>
-    ${form.answer ? html`<${RunAnswerPanel} answer=${form.answer} workspace=${workspace} allKeys=${allKeys} />` : null}`;
+    ${form.answer ? html`<${RunAnswerPanel} answer=${form.answer} workspace=${workspace} mode=${mode} allKeys=${allKeys} />` : null}`;
 }
 
 /** The refusal's messages by form field: the API's JSON pointers, or the form's own problem. */
@@ -217,21 +226,22 @@ function OperationField({ tools, failed, operationId, operation, onChoose }: { t
   </div>`;
 }
 
-function EstimatePanel({ estimate, busy, onRun }: { estimate: Estimate; busy: boolean; onRun: () => void }) {
+function EstimatePanel({ estimate, mode, busy, onRun }: { estimate: Estimate; mode: KeyMode; busy: boolean; onRun: () => void }) {
   return html`<section class="estimate notice" aria-labelledby="estimate-heading">
     <h3 id="estimate-heading">Before you run</h3>
     <p>Estimated cost: <strong>${formatMillicents(estimate.estimatedCostMillicents)}</strong>.</p>
-    <p>Maximum cost: <strong>${formatMillicents(estimate.maximumCostMillicents)}</strong> (reserved from the workspace's credits until the job ends; only what it uses is charged).</p>
+    <p>Maximum cost: <strong>${formatMillicents(estimate.maximumCostMillicents)}</strong> (reserved from the workspace's ${mode === 'test' ? 'test balance' : 'credits'} until the job ends; only what it uses is charged).</p>
+    ${mode === 'test' ? html`<p><strong>Test mode:</strong> simulated work, paid from the test balance; live credits are not touched.</p>` : null}
     <p>Usage points: ${estimate.usagePoints}.</p>
     <p><button type="button" class="primary" disabled=${busy} onClick=${onRun}>Run</button></p>
   </section>`;
 }
 
-function RunAnswerPanel({ answer, workspace, allKeys }: { answer: { run: RunAnswer; replayed: boolean }; workspace: Workspace; allKeys: ApiKey[] }) {
+function RunAnswerPanel({ answer, workspace, mode, allKeys }: { answer: { run: RunAnswer; replayed: boolean }; workspace: Workspace; mode: KeyMode; allKeys: ApiKey[] }) {
   const { run, replayed } = answer;
   return html`<section class="run-answer" aria-live="polite">
     <p>${replayed ? 'This form was already run: the same job is shown again, nothing new was started (Idempotency-Key replay).' : run.kind === 'job' ? `Queued with at most ${formatMillicents(run.maximumCostMillicents)} reserved.` : `Finished: ${run.status}.`}${' '}
-      <a href=${`/console/jobs?job=${encodeURIComponent(run.jobId)}`}>Open in Jobs</a></p>
-    <${JobView} key=${run.jobId} workspaceId=${workspace.id} jobId=${run.jobId} keys=${allKeys} canManage=${workspace.canManageKeys} focus=${true} />
+      <a href=${consoleHref('/console/jobs', mode, { job: run.jobId })}>Open in Jobs</a></p>
+    <${JobView} key=${run.jobId} workspaceId=${workspace.id} mode=${mode} jobId=${run.jobId} keys=${allKeys} canManage=${workspace.canManageKeys} focus=${true} />
   </section>`;
 }

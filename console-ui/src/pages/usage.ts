@@ -9,7 +9,7 @@
  * admins add make-believe credits ("Add test credits"); live credits are the operator's alone.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { Workspace } from '../api.js';
+import type { KeyMode, Workspace } from '../api.js';
 import { BarChart, BudgetMeter, type Bar } from '../charts.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
@@ -185,24 +185,25 @@ function TestBalance({ workspace, state, onAdded }: { workspace: Workspace; stat
   </section>`;
 }
 
-export function UsagePage({ workspace }: { workspace: Workspace | undefined }) {
+export function UsagePage({ workspace, mode }: { workspace: Workspace | undefined; mode: KeyMode }) {
   const [poke, setPoke] = useState(0);
   const [testPoke, setTestPoke] = useState(0);
   const id = workspace?.id;
-  const summary = useRead(() => (id ? usageApi.summary(id) : undefined), [id, poke]);
-  const balance = useRead(() => (id ? usageApi.balance(id) : undefined), [id, poke]);
+  const summary = useRead(() => (id ? usageApi.summary(id, mode) : undefined), [id, mode, poke]);
+  const balance = useRead(() => (id ? usageApi.balance(id, undefined, mode) : undefined), [id, mode, poke]);
   const testBalance = useRead(() => (id ? usageApi.balance(id, undefined, 'test') : undefined), [id, poke, testPoke]);
   if (!workspace) return html`<${PageHeading}>Usage<//><p>You have no workspace yet.</p>`;
   const s = summary.data;
   return html`<${PageHeading}>Usage<//>
-    <p>Credits, spending and usage points of <strong>${workspace.name}</strong>, as the public API reports them (GET /v1/balance, /v1/transactions, /v1/costs, /v1/usage, /v1/usage/history). Times are UTC.
+    <p>Credits, spending and usage points of <strong>${workspace.name}</strong>, as the public API reports them (GET /v1/balance, /v1/transactions, /v1/costs, /v1/usage, /v1/usage/history)${mode === 'test' ? ' to its test keys' : ''}. Times are UTC.
       <button type="button" class="refresh" onClick=${() => setPoke((n) => n + 1)}>Refresh</button></p>
+    ${mode === 'test' ? html`<p class="notice test-mode"><span class="badge test">Test</span> Test mode: the balance, ledger, charts and budgets below are the test mode's (test keys' simulated work, paid from the test balance). Alerts are the live workspace's.</p>` : null}
     <${BalanceSection} balance=${balance} summary=${summary} />
     <${TestBalance} workspace=${workspace} state=${testBalance} onAdded=${() => setTestPoke((n) => n + 1)} />
-    <${ChartsSection} workspaceId=${workspace.id} summary=${summary} />
+    <${ChartsSection} workspaceId=${workspace.id} mode=${mode} summary=${summary} />
     ${s ? html`<${Budgets} summary=${s} />` : null}
-    <${AllocationsSection} key=${workspace.id} workspaceId=${workspace.id} balance=${balance.data} />
-    <${LedgerSection} key=${workspace.id} workspaceId=${workspace.id} poke=${poke} />
+    <${AllocationsSection} key=${workspace.id} workspaceId=${workspace.id} mode=${mode} balance=${balance.data} />
+    <${LedgerSection} key=${workspace.id} workspaceId=${workspace.id} mode=${mode} poke=${poke} />
     <${NoticesSection} key=${workspace.id} workspaceId=${workspace.id} poke=${poke} />`;
 }
 
@@ -233,12 +234,12 @@ function BalanceSection({ balance, summary }: { balance: Read<BalanceData>; summ
 }
 
 /** Points per minute (the last hour), points and spending per day of the month: read once the summary says what "now" is. */
-function ChartsSection({ workspaceId: id, summary }: { workspaceId: string; summary: Read<Summary> }) {
+function ChartsSection({ workspaceId: id, mode, summary }: { workspaceId: string; mode: KeyMode; summary: Read<Summary> }) {
   const s = summary.data;
   const month = s ? monthOf(s.now) : undefined;
-  const minutes = useRead(() => (s ? usageApi.history(id, { bucket: 'minute' }) : undefined), [id, s]);
-  const days = useRead(() => (month ? usageApi.history(id, { bucket: 'day', from: month.from, to: month.to }) : undefined), [id, s]);
-  const spend = useRead(() => (month ? usageApi.costs(id, { bucket: 'day', from: month.from, to: month.to, groupBy: ['operationId'] }) : undefined), [id, s]);
+  const minutes = useRead(() => (s ? usageApi.history(id, { bucket: 'minute' }, mode) : undefined), [id, mode, s]);
+  const days = useRead(() => (month ? usageApi.history(id, { bucket: 'day', from: month.from, to: month.to }, mode) : undefined), [id, mode, s]);
+  const spend = useRead(() => (month ? usageApi.costs(id, { bucket: 'day', from: month.from, to: month.to, groupBy: ['operationId'] }, mode) : undefined), [id, mode, s]);
   return html`<section aria-labelledby="charts-heading">
     <h2 id="charts-heading">Charts</h2>
     <${Pending} what="the points and budgets" state=${summary} />
@@ -251,14 +252,14 @@ function ChartsSection({ workspaceId: id, summary }: { workspaceId: string; summ
   </section>`;
 }
 
-function AllocationsSection({ workspaceId, balance }: { workspaceId: string; balance: BalanceData | undefined }) {
+function AllocationsSection({ workspaceId, mode, balance }: { workspaceId: string; mode: KeyMode; balance: BalanceData | undefined }) {
   const [allocations, setAllocations] = useState<{ items: Allocation[]; nextCursor: string | null } | undefined>();
   const [moreError, setMoreError] = useState<unknown>();
   useEffect(() => setAllocations(balance ? { items: balance.allocations, nextCursor: balance.nextCursor } : undefined), [balance]);
   async function moreAllocations() {
     if (!allocations?.nextCursor) return;
     try {
-      const next = await usageApi.balance(workspaceId, allocations.nextCursor);
+      const next = await usageApi.balance(workspaceId, allocations.nextCursor, mode);
       setAllocations({ items: [...allocations.items, ...next.allocations], nextCursor: next.nextCursor });
       setMoreError(undefined);
     } catch (err) {
@@ -300,9 +301,9 @@ function useCursorPages() {
   };
 }
 
-function LedgerSection({ workspaceId, poke }: { workspaceId: string; poke: number }) {
+function LedgerSection({ workspaceId, mode, poke }: { workspaceId: string; mode: KeyMode; poke: number }) {
   const pages = useCursorPages();
-  const ledger = useRead(() => usageApi.transactions(workspaceId, pages.cursor), [workspaceId, poke, pages.cursor]);
+  const ledger = useRead(() => usageApi.transactions(workspaceId, pages.cursor, mode), [workspaceId, mode, poke, pages.cursor]);
   const older = pages.older(ledger.data?.nextCursor);
   return html`<section aria-labelledby="ledger-heading">
     <h2 id="ledger-heading">Ledger</h2>

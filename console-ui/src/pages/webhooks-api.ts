@@ -1,5 +1,5 @@
 /** The console's domain and webhook endpoints (src/console/routes-webhooks.ts) and what they answer. */
-import { request } from '../api.js';
+import { request, type KeyMode } from '../api.js';
 
 export interface Domain {
   workspaceId: string;
@@ -43,6 +43,13 @@ export interface WebhookWithSecret {
 }
 
 const ws = (workspaceId: string) => `/workspaces/${encodeURIComponent(workspaceId)}`;
+/** `?mode=test` for the test webhooks (the shell's test-mode switch); domains have no mode. */
+const q = (mode: KeyMode, query: Record<string, string> = {}) => {
+  const params = new URLSearchParams(query);
+  if (mode === 'test') params.set('mode', 'test');
+  const qs = params.toString();
+  return qs ? `?${qs}` : '';
+};
 const hook = (workspaceId: string, webhookId: string) => `${ws(workspaceId)}/webhooks/${encodeURIComponent(webhookId)}`;
 
 export const webhooksApi = {
@@ -50,12 +57,12 @@ export const webhooksApi = {
   addDomain: (workspaceId: string, hostname: string) => request<{ domain: Domain }>('POST', `${ws(workspaceId)}/domains`, { hostname }),
   checkDomain: (workspaceId: string, hostname: string, method: 'dns' | 'http') =>
     request<{ domain: Domain }>('POST', `${ws(workspaceId)}/domains/${encodeURIComponent(hostname)}/check`, { method }),
-  list: (workspaceId: string) => request<{ items: Webhook[]; eventTypes: string[]; canManage: boolean }>('GET', `${ws(workspaceId)}/webhooks`),
-  create: (workspaceId: string, body: { url: string; eventTypes: string[]; enabled?: boolean }) => request<WebhookWithSecret>('POST', `${ws(workspaceId)}/webhooks`, body),
-  rotate: (workspaceId: string, webhookId: string) => request<WebhookWithSecret>('POST', `${hook(workspaceId, webhookId)}/rotate`),
-  revoke: (workspaceId: string, webhookId: string) => request<{ webhook: Webhook }>('POST', `${hook(workspaceId, webhookId)}/revoke`),
-  deliveries: (workspaceId: string, webhookId: string, cursor?: string) =>
-    request<{ items: Delivery[]; nextCursor: string | null; hasMore: boolean }>('GET', `${hook(workspaceId, webhookId)}/deliveries${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
-  replay: (workspaceId: string, webhookId: string, deliveryId: string) =>
-    request<{ delivery: Delivery }>('POST', `${hook(workspaceId, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/replay`),
+  list: (workspaceId: string, mode: KeyMode) => request<{ items: Webhook[]; eventTypes: string[]; canManage: boolean }>('GET', `${ws(workspaceId)}/webhooks${q(mode)}`),
+  create: (workspaceId: string, mode: KeyMode, body: { url: string; eventTypes: string[]; enabled?: boolean }) => request<WebhookWithSecret>('POST', `${ws(workspaceId)}/webhooks${q(mode)}`, body),
+  rotate: (workspaceId: string, mode: KeyMode, webhookId: string) => request<WebhookWithSecret>('POST', `${hook(workspaceId, webhookId)}/rotate${q(mode)}`),
+  revoke: (workspaceId: string, mode: KeyMode, webhookId: string) => request<{ webhook: Webhook }>('POST', `${hook(workspaceId, webhookId)}/revoke${q(mode)}`),
+  deliveries: (workspaceId: string, mode: KeyMode, webhookId: string, cursor?: string) =>
+    request<{ items: Delivery[]; nextCursor: string | null; hasMore: boolean }>('GET', `${hook(workspaceId, webhookId)}/deliveries${q(mode, cursor ? { cursor } : {})}`),
+  replay: (workspaceId: string, mode: KeyMode, webhookId: string, deliveryId: string) =>
+    request<{ delivery: Delivery }>('POST', `${hook(workspaceId, webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/replay${q(mode)}`),
 };

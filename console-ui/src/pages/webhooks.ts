@@ -6,14 +6,14 @@
  * without the controls (the endpoints refuse them too).
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { Workspace } from '../api.js';
+import type { KeyMode, Workspace } from '../api.js';
 import { ErrorNotice, formatTime, PageHeading } from '../components.js';
 import { html } from '../html.js';
 import { DomainsSection } from './domains.js';
 import { webhooksApi, type Delivery, type Domain, type Webhook, type WebhookWithSecret } from './webhooks-api.js';
 
 /** A workspace's webhooks (with the event types and whether the caller may change them) and domains, read again on demand. */
-function useWebhooksData(workspaceId: string | undefined, onSwitch: () => void) {
+function useWebhooksData(workspaceId: string | undefined, mode: KeyMode, onSwitch: () => void) {
   const [webhooks, setWebhooks] = useState<Webhook[] | undefined>();
   const [eventTypes, setEventTypes] = useState<string[]>([]);
   const [domains, setDomains] = useState<Domain[] | undefined>();
@@ -21,7 +21,7 @@ function useWebhooksData(workspaceId: string | undefined, onSwitch: () => void) 
   const [error, setError] = useState<unknown>();
   async function loadWebhooks(id: string) {
     try {
-      const page = await webhooksApi.list(id);
+      const page = await webhooksApi.list(id, mode);
       setWebhooks(page.items);
       setEventTypes(page.eventTypes);
       setCanManage(page.canManage);
@@ -44,14 +44,14 @@ function useWebhooksData(workspaceId: string | undefined, onSwitch: () => void) 
     setError(undefined);
     onSwitch();
     if (workspaceId) void Promise.all([loadWebhooks(workspaceId), loadDomains(workspaceId)]);
-  }, [workspaceId]);
+  }, [workspaceId, mode]);
   return { webhooks, eventTypes, domains, canManage, error, setError, loadWebhooks, loadDomains };
 }
 
-export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }) {
+export function WebhooksPage({ workspace, mode }: { workspace: Workspace | undefined; mode: KeyMode }) {
   const [secret, setSecret] = useState<{ what: string; shown: WebhookWithSecret } | undefined>();
   const [selected, setSelected] = useState<string | undefined>();
-  const { webhooks, eventTypes, domains, canManage, error, setError, loadWebhooks, loadDomains } = useWebhooksData(workspace?.id, () => {
+  const { webhooks, eventTypes, domains, canManage, error, setError, loadWebhooks, loadDomains } = useWebhooksData(workspace?.id, mode, () => {
     setSecret(undefined);
     setSelected(undefined);
   });
@@ -70,11 +70,11 @@ export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }
   }
   const rotate = (w: Webhook) =>
     act(async () => {
-      setSecret({ what: `New secret of ${w.url}`, shown: await webhooksApi.rotate(id, w.id) });
+      setSecret({ what: `New secret of ${w.url}`, shown: await webhooksApi.rotate(id, mode, w.id) });
     });
   const revoke = (w: Webhook) =>
     act(async () => {
-      await webhooksApi.revoke(id, w.id);
+      await webhooksApi.revoke(id, mode, w.id);
       if (secret?.shown.webhook.id === w.id) setSecret(undefined);
     });
 
@@ -82,6 +82,7 @@ export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }
   const selectedHook = webhooks?.find((w) => w.id === selected);
   return html`<${PageHeading}>Webhooks<//>
     <p>Webhooks of <strong>${workspace.name}</strong> send its events to HTTPS URLs on hostnames verified in this workspace, signed with the webhook's secret.</p>
+    ${mode === 'test' ? html`<p class="notice test-mode"><span class="badge test">Test</span> Test mode: these are the workspace's test webhooks; they receive the events of test keys' work only (and live webhooks never do). Domains are shared by both modes.</p>` : null}
     ${canManage
       ? null
       : webhooks
@@ -90,13 +91,13 @@ export function WebhooksPage({ workspace }: { workspace: Workspace | undefined }
     ${secret ? html`<${SecretOnce} what=${secret.what} shown=${secret.shown} onDone=${() => setSecret(undefined)} />` : null}
     <${ErrorNotice} error=${error} />
     <${WebhookTable} webhooks=${webhooks} canManage=${canManage} selected=${selected} onSelect=${setSelected} onRotate=${rotate} onRevoke=${revoke} />
-    ${selectedHook ? html`<${Deliveries} key=${selectedHook.id} workspaceId=${id} webhook=${selectedHook} canManage=${canManage} />` : null}
+    ${selectedHook ? html`<${Deliveries} key=${selectedHook.id} workspaceId=${id} mode=${mode} webhook=${selectedHook} canManage=${canManage} />` : null}
     ${canManage && webhooks
       ? html`<${CreateWebhookForm}
           eventTypes=${eventTypes}
           verified=${verified}
           onCreate=${async (body: { url: string; eventTypes: string[]; enabled: boolean }) => {
-            const shown = await webhooksApi.create(id, body);
+            const shown = await webhooksApi.create(id, mode, body);
             setSecret({ what: `Secret of the new webhook ${shown.webhook.url}`, shown });
             await loadWebhooks(id);
           }}
@@ -142,7 +143,7 @@ function lastAnswer(d: Delivery): string {
   return d.lastErrorCode ?? '—';
 }
 
-function Deliveries({ workspaceId, webhook, canManage }: { workspaceId: string; webhook: Webhook; canManage: boolean }) {
+function Deliveries({ workspaceId, mode, webhook, canManage }: { workspaceId: string; mode: KeyMode; webhook: Webhook; canManage: boolean }) {
   const [items, setItems] = useState<Delivery[] | undefined>();
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
@@ -151,7 +152,7 @@ function Deliveries({ workspaceId, webhook, canManage }: { workspaceId: string; 
   async function load() {
     setError(undefined);
     try {
-      const page = await webhooksApi.deliveries(workspaceId, webhook.id);
+      const page = await webhooksApi.deliveries(workspaceId, mode, webhook.id);
       setItems(page.items);
       setNextCursor(page.nextCursor);
     } catch (err) {
@@ -160,7 +161,7 @@ function Deliveries({ workspaceId, webhook, canManage }: { workspaceId: string; 
   }
   async function more(cursor: string) {
     try {
-      const page = await webhooksApi.deliveries(workspaceId, webhook.id, cursor);
+      const page = await webhooksApi.deliveries(workspaceId, mode, webhook.id, cursor);
       setItems((current) => [...(current ?? []), ...page.items]);
       setNextCursor(page.nextCursor);
     } catch (err) {
@@ -175,7 +176,7 @@ function Deliveries({ workspaceId, webhook, canManage }: { workspaceId: string; 
     setError(undefined);
     setStatus('');
     try {
-      const { delivery } = await webhooksApi.replay(workspaceId, webhook.id, d.id);
+      const { delivery } = await webhooksApi.replay(workspaceId, mode, webhook.id, d.id);
       setItems((current) => current?.map((x) => (x.id === delivery.id ? delivery : x)));
       setStatus(`Delivery of event ${delivery.eventId} queued again (replay ${delivery.replayCount}).`);
     } catch (err) {
