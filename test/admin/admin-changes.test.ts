@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { refreshAuthEpoch } from '../../src/modules/auth/service.js';
-import { admin, call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertError, expectOk } from '../support/assertions.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { balance, run } from '../support/jobs.js';
@@ -151,7 +151,8 @@ describeEachDatabase('admin changes', (get) => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const url = `/admin/v1/workspaces/${t.workspace.id}/credits/adjust`;
-    const queued = await run(ctx, t, 'image.generate', { prompt: 'held [sim:delay=1]' });
+    // A live job on a paid provider's fake (support/live-backend.ts), queued: its hold is reserved.
+    const queued = await run(ctx, t, 'image.generate', { prompt: 'held' });
     assert.equal(queued.statusCode, 202, queued.body);
     const { reservedMillicents, spendableMillicents } = await balance(ctx, t);
     assert.ok(reservedMillicents > 0);
@@ -183,4 +184,5 @@ describeEachDatabase('admin changes', (get) => {
     assertError(await admin(ctx, `/admin/v1/workspaces/${UNKNOWN_ID}/credits/adjust`, { amountMillicents: 5, reason: 'r' }), 404, 'NOT_FOUND');
     await assertLedgerInvariants(ctx.deps, t.workspace.id);
   });
-});
+  // Credit adjustments have no test mode: the queued job is a live one on a paid provider's fake.
+}, testKeySuite({ live: true }));

@@ -23,7 +23,7 @@ import fc from 'fast-check';
 import { BODY_LIMIT_BYTES } from '../../src/app.js';
 import { QUERY_KEY_PARAMS } from '../../src/modules/auth/service.js';
 import { normaliseHostname } from '../../src/modules/domains/service.js';
-import { admin, describeEachDatabase, TEST_ADMIN_TOKEN } from '../support/harness.js';
+import { admin, describeEachDatabase, TEST_ADMIN_TOKEN, testKeySuite } from '../support/harness.js';
 import { seedTenant } from '../support/seed.js';
 import { check } from '../support/fast-check.js';
 import { assertEnvelope, assertNothingWritten, canon, rowOf, snapshot } from '../support/admin-state.js';
@@ -252,4 +252,5 @@ describeEachDatabase('admin API fuzz', (get) => {
       { numRuns: runs(0.05, 3) },
     );
   });
-});
+  // Keys made here are live: they run what the live providers file offers (support/live-backend.ts).
+}, testKeySuite({ live: true }));

@@ -10,7 +10,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { createOrganization, setMember } from '../../src/modules/accounts/service.js';
 import { setProviderKey } from '../../src/modules/provider-keys/service.js';
-import { admin, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
+import { admin, describeEachDatabase, TEST_ADMIN_TOKEN, testKeySuite, type TestContext } from '../support/harness.js';
+import { LIVE_PROVIDERS } from '../support/live-backend.js';
 import { assertError, expectOk } from '../support/assertions.js';
 import { drain, run } from '../support/jobs.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
@@ -62,13 +63,17 @@ async function seedWorld(ctx: TestContext): Promise<World> {
   await setProviderKey(ctx.deps, a.workspace.id, { provider: 'openai', apiKey: providerKeyValues[0]! });
   await setProviderKey(ctx.deps, b.workspace.id, { provider: 'replicate', apiKey: providerKeyValues[1]! });
   secrets.push(...providerKeyValues);
+  // Live jobs on a paid provider's fake (support/live-backend.ts), one at a time so that the
+  // second one meets the failed prediction (charged its prediction time).
   const jobIds: string[] = [];
-  for (const prompt of ['a cat [sim:delay=1]', 'a dog [sim:delay=1] [sim:fail=PROVIDER_ERROR]', 'a bird [sim:delay=1]']) {
+  for (const prompt of ['a cat', 'a dog', 'a bird']) {
+    if (prompt === 'a dog') ctx.live!.failNext();
     const res = await run(ctx, a, 'image.generate', { prompt });
     assert.equal(res.statusCode, 202, res.body);
     jobIds.push(res.json().data.jobId);
+    await drain(ctx);
   }
-  const other = await run(ctx, b, 'image.generate', { prompt: 'b [sim:delay=1]' });
+  const other = await run(ctx, b, 'image.generate', { prompt: 'b' });
   assert.equal(other.statusCode, 202, other.body);
   await drain(ctx);
   // Stored hashes and sealed values are secrets too.
@@ -188,13 +193,13 @@ describeEachDatabase('admin reads', (get) => {
       assert.equal(j.workspaceId, w.a.workspace.id);
       assert.equal(j.keyId, w.a.key.id);
       assert.equal(j.funding, 'credits');
-      assert.equal(j.provider, 'simulated');
+      assert.equal(j.provider, LIVE_PROVIDERS.image);
       assert.equal(j.attempt, 1);
       assert.equal(j.operationId, 'image.generate');
       assert.ok(j.costMillicents > 0 && j.costMillicents <= j.maximumCostMillicents);
     }
     const one = expectOk(await adminGet(ctx, `/admin/v1/jobs/${w.jobIds[0]}`), 'ADMIN_JOBS_GET').job;
-    assert.equal(one.input.prompt, 'a cat [sim:delay=1]');
+    assert.equal(one.input.prompt, 'a cat');
     assert.equal(one.status, 'completed');
     assert.match(one.outputSha256, /^[0-9a-f]{64}$/);
   });
@@ -240,4 +245,5 @@ describeEachDatabase('admin reads', (get) => {
     assertError(await ctx.app.inject({ method: 'GET', url: '/admin/v1/users' }), 401, 'UNAUTHENTICATED');
     assertError(await adminGet(ctx, '/admin/v1/users', { token: TEST_ADMIN_TOKEN }), 401, 'UNAUTHENTICATED');
   });
-});
+  // The operator's views show live money and live jobs only: real work on a paid provider's fake.
+}, testKeySuite({ live: true }));

@@ -31,6 +31,7 @@ import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { getWorkspaceCosts } from '../../src/modules/costs/service.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase } from '../support/databases.js';
 import { TEST_SECRET_KEY } from '../support/harness.js';
+import { startLiveBackend, type LiveBackend } from '../support/live-backend.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { uniqueEmail } from '../support/seed.js';
 import { waitUntil } from '../support/wait.js';
@@ -119,6 +120,7 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
     let config: Config;
     let deps: Deps;
     let app: FastifyInstance;
+    let live: LiveBackend | undefined;
 
     /** The app's view after the CLI changed things in another connection. */
     async function refreshAuth(): Promise<void> {
@@ -141,8 +143,10 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
     before(async () => {
       database = await createTestDatabase(dbName);
       dataDir = mkdtempSync(join(tmpdir(), 'was-cli-'));
-      // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why).
-      config = loadConfig({ DATABASE_URL: database.url!, DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent', SIMULATE_LIVE: 'true' });
+      // The operator's reads show live jobs and money: live keys run real work on the paid
+      // providers' fakes (support/live-backend.ts).
+      live = await startLiveBackend();
+      config = loadConfig({ DATABASE_URL: database.url!, DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent', ...live.env });
       deps = await createDeps({ config, secretKey: TEST_SECRET_KEY, database: database.handle, log: pino({ level: 'silent' }), epochPollMs: 0 });
       app = await buildApp(deps);
       await app.ready();
@@ -152,6 +156,7 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       await app?.close();
       await deps?.close();
       await database?.dispose();
+      await live?.close();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
@@ -448,7 +453,7 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       const org = json(await cli(config, 'orgs', 'create', '--name', 'Readers', '--owner', owner.id)).organization;
       json(await cli(config, 'provider-keys', 'set', '--workspace', ws.id, '--provider', 'openai', '--api-key', 'sk-cli-read-secret-0123456789'));
       await refreshAuth();
-      const queued = await app.inject({ method: 'POST', url: '/v1/runs', headers: { authorization: `Bearer ${created.secret}`, 'x-service-workspace': ws.id, 'idempotency-key': 'cli-read-1' }, payload: { operationId: 'image.generate', input: { prompt: 'cli [sim:delay=1]' } } });
+      const queued = await app.inject({ method: 'POST', url: '/v1/runs', headers: { authorization: `Bearer ${created.secret}`, 'x-service-workspace': ws.id, 'idempotency-key': 'cli-read-1' }, payload: { operationId: 'image.generate', input: { prompt: 'cli' } } });
       assert.equal(queued.statusCode, 202, queued.body);
       const jobId = queued.json().data.jobId;
       const secrets = [created.secret, second.secret, 'sk-cli-read-secret-0123456789', sha256Hex(created.secret)];
@@ -472,7 +477,7 @@ for (const dbName of testDatabaseNames().filter((n) => n !== 'pglite')) {
       assert.equal((await read('keys', 'get', '--key', created.key.id)).key.prefix, created.key.prefix);
       const jobs = await read('jobs', 'list', '--workspace', ws.id);
       assert.deepEqual(jobs.items.map((j: any) => [j.id, j.status, j.keyId, j.funding]), [[jobId, 'pending', created.key.id, 'credits']]);
-      assert.equal((await read('jobs', 'get', '--job', jobId)).job.input.prompt, 'cli [sim:delay=1]');
+      assert.equal((await read('jobs', 'get', '--job', jobId)).job.input.prompt, 'cli');
       assert.deepEqual((await read('transactions', 'list', '--workspace', ws.id)).items.map((e: any) => [e.type, e.amountMillicents]), [['purchase', 500_000]]);
       assert.deepEqual((await read('webhooks', 'list', '--workspace', ws.id)).items, []);
       assert.deepEqual((await read('provider-keys', 'list', '--workspace', ws.id)).items.map((k: any) => k.provider), ['openai']);

@@ -1,6 +1,6 @@
 /**
  * sprite.generate on the `sprites` local engine (issue 15): frames drawn one per checkpointed step
- * (locally, or by an openai provider of the file: test/support/fake-openai.ts), packed with sharp
+ * (by an openai provider of the file: test/support/fake-openai.ts, or a replicate one), packed with sharp
  * into an atlas (maxrects-packer), horizontal strips and the engine exports. Each export is parsed
  * as its engine would read it (Phaser 3 atlas JSON, Godot 4 SpriteFrames .tres, TexturePacker
  * JSON, generic JSON) and every region it names is checked against the atlas: inside it, apart
@@ -192,7 +192,11 @@ for (const dbName of testDatabaseNames()) {
     let dir: string;
     let fake: FakeOpenAi;
     let replicate: FakeReplicate;
-    /** sprite.generate on the sprites engine, frames drawn locally. */
+    /**
+     * sprite.generate on the sprites engine, frames drawn by a keyless OpenAI-compatible server on
+     * this machine (the fake OpenAI): the packing and export tests. Frames drawn on the simulated
+     * provider would be simulated work for a live key, which only SIMULATE_LIVE allows.
+     */
     let local: TestContext;
     /** sprite.generate on the sprites engine, frames drawn by the fake OpenAI provider. */
     let drawn: TestContext;
@@ -204,8 +208,11 @@ for (const dbName of testDatabaseNames()) {
       fake = await FakeOpenAi.start();
       replicate = await FakeReplicate.start();
       const localFile = writeProvidersFile(dir, 'local.json', {
-        providers: { engines: { type: 'local' } },
-        operations: { 'sprite.generate': { provider: 'engines', engine: 'sprites', frames: 'simulated', price: PRICE } },
+        providers: {
+          engines: { type: 'local' },
+          server: { type: 'openai', baseUrl: fake.baseUrl, privateNetwork: true, maxRetries: 0 },
+        },
+        operations: { 'sprite.generate': { provider: 'engines', engine: 'sprites', frames: 'server', model: 'dall-e-2', price: PRICE } },
       });
       const drawnFile = writeProvidersFile(dir, 'drawn.json', {
         providers: {

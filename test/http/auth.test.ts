@@ -350,10 +350,13 @@ describeEachDatabase('auth', (get) => {
 
     test(`suspension: asking for operations the key was not given counts too (${ABUSE_THRESHOLD} × 403 FORBIDDEN_OPERATION on runs, estimates and retries → KEY_SUSPENDED)`, async () => {
       const ctx = get();
-      const t = await seedTenant(ctx.deps, { credits: 100_000 });
-      const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { operations: ['chat.generate'] });
+      // Test keys: the failed job to retry is simulated work.
+      const t = await seedTenant(ctx.deps, { mode: 'test', credits: 100_000 });
+      const narrow = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test', operations: ['chat.generate'] });
       const music = { operationId: 'music.generate', input: { prompt: 'x', durationSeconds: 10 } };
-      const failed = (await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'music.generate', input: { prompt: 'x [sim:fail=MODEL_REFUSED]', durationSeconds: 10 } }, headers: { 'idempotency-key': randomUUID() } })).json().data.jobId;
+      const failedRun = await call(ctx, 'POST', '/v1/runs', { secret: t.secret, workspaceId: t.workspace.id, body: { operationId: 'music.generate', input: { prompt: 'x [sim:fail=MODEL_REFUSED]', durationSeconds: 10 } }, headers: { 'idempotency-key': randomUUID() } });
+      assert.equal(failedRun.statusCode, 202, failedRun.body);
+      const failed = failedRun.json().data.jobId;
       const attempts = [
         () => call(ctx, 'POST', '/v1/runs', { secret: narrow.secret, workspaceId: t.workspace.id, body: music, headers: { 'idempotency-key': randomUUID() } }),
         () => call(ctx, 'POST', '/v1/estimates', { secret: narrow.secret, workspaceId: t.workspace.id, body: music }),

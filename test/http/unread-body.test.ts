@@ -104,7 +104,8 @@ describeEachDatabase(
 
     before(async () => {
       const ctx: TestContext = get();
-      tenant = await seedTenant(ctx.deps, { credits: 1_000_000 });
+      // A test key: the estimate of chat.generate below is simulated work.
+      tenant = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
       readOnly = await seedTenant(ctx.deps, { key: { scopes: ['media:read'] } });
       limited = await seedTenant(ctx.deps);
       // Fewer points per minute than one upload costs (10): every upload is refused 429.

@@ -67,8 +67,6 @@ function startServer(env: Record<string, string>): Proc {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
-      // The test-rig exception (support/harness.ts says why).
-      SIMULATE_LIVE: 'true',
       SECRET_KEY: TEST_SECRET_KEY,
       NODE_EXTRA_CA_CERTS: FIXTURE_CERT,
       EGRESS_ALLOW_CIDRS: '127.0.0.0/8',

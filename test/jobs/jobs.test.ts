@@ -15,6 +15,7 @@ import { recoverExpiredLeases } from '../../src/worker/job-recovery.js';
 import { executeJob } from '../../src/modules/jobs/executor.js';
 import { findOperation } from '../../src/operations/registry.js';
 import { gateAdapter } from '../support/gates.js';
+import { LIVE_PROVIDERS } from '../support/live-backend.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
 const SPRITE = (directives: string, frames = 4) => ({ prompt: `a knight ${directives}`, frames, frameWidth: 16, frameHeight: 16 });
@@ -326,25 +327,30 @@ describeEachDatabase('complete output (Rule 6)', (get) => {
 }, testKeySuite());
 
 // A personal provider key funds only a live key's work (a test key never uses one: decisions.md
-// "Test mode"), so this stays live, on the simulated provider by the test-rig exception
-// (SIMULATE_LIVE=true, named here); the same rule over a real provider's fake with
-// SIMULATE_LIVE off is in providers/providers-openai.test.ts.
+// "Test mode"), so this stays live, on a paid provider's fake (support/live-backend.ts: the
+// workspace's own key for its Replicate route); the same rule over the OpenAI fake is in
+// providers/providers-openai.test.ts.
 describeEachDatabase('job lifecycle: a live key funded by a personal provider key', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).
   before(() => checkRefusals(get().app));
   test('a job funded by a personal provider key costs no credits and cannot be retried (409 PERSONAL_PROVIDER_KEY)', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 1000 });
-    await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/provider-keys`, { provider: 'simulated', apiKey: 'sk-own-key' });
-    const res = await run(ctx, t, 'sprite.generate', SPRITE('[sim:failAt=1]'));
+    const own = await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/provider-keys`, { provider: LIVE_PROVIDERS.image, apiKey: 'r8_own_key_0123456789' });
+    assert.equal(own.statusCode, 200, own.body);
+    // The prediction fails after work the provider bills to the workspace's own key.
+    ctx.live!.failNext();
+    const res = await run(ctx, t, 'image.generate', { prompt: 'a failing picture' });
     assert.equal(res.statusCode, 202, res.body);
     await drain(ctx);
+    assert.equal(ctx.live!.replicate.calls('create').at(-1)?.headers.authorization, 'Bearer r8_own_key_0123456789', 'the workspace key was used');
+    assert.equal((await getJob(ctx, t, res.json().data.jobId)).status, 'failed');
     assert.equal((await balance(ctx, t)).totalMillicents, 1000);
     const again = await retry(ctx, t, res.json().data.jobId);
     assert.equal(again.statusCode, 409);
     assert.equal(again.json().code, 'PERSONAL_PROVIDER_KEY');
   });
-}, { env: { SIMULATE_LIVE: 'true' } });
+}, testKeySuite({ live: true }));
 
 // decisions.md "Simulated provider": `[sim:delay=MS]` — the work takes MS milliseconds (default
 // 50). The suite runs with SIMULATED_DELAY_MS=0 (test/support/harness.ts); this block runs with

@@ -41,8 +41,9 @@ for (const dbName of serverDatabases) describe(`MCP Inspector CLI against the bu
     assert.equal(server.lines.find((l) => l.msg === 'service started')?.database, dbName, 'the server runs on the named database');
     const { user } = await adminPost(server.base, '/admin/v1/users', { email: `inspector-${Date.now()}@example.com`, name: 'Inspector' });
     const { workspace } = await adminPost(server.base, '/admin/v1/workspaces', { name: 'Inspector workspace', plan: 'pro', ownerUserId: user.id });
-    await adminPost(server.base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 100_000 });
-    const key = await adminPost(server.base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['mcp'] });
+    // A test key (simulated work on its test balance), as an integration developer would use.
+    await adminPost(server.base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 100_000, mode: 'test' });
+    const key = await adminPost(server.base, '/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['mcp'], mode: 'test' });
     workspaceId = workspace.id;
     secret = key.secret;
   });

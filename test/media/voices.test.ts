@@ -5,8 +5,8 @@
  * reference voices, and DELETE /v1/voices/{id} removes it.
  *
  * Two deployments per database:
- * - the simulated provider for test keys, and for live keys (SIMULATE_LIVE, the harness's test-rig
- *   setting) voice.clone simulated and speech.generate on a Replicate model that takes no speaker
+ * - the simulated provider for test keys, and for live keys voice.clone on the fake Replicate
+ *   (support/live-backend.ts) and speech.generate on a Replicate model that takes no speaker
  *   audio: test keys speak with voices, live keys' speech refuses `voiceId` at admission;
  * - the fake Replicate (test/support/fake-replicate.ts) cloning voices and speaking with a
  *   speaker-audio model (XTTS-v2 style, `"speaker": "{{voiceId}}"`, data URIs): the bytes the
@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { testScopeOf } from '../../src/lib/livemode.js';
-import { call, createTestContext, describeEachDatabase, disposeTestContext, type TestContext } from '../support/harness.js';
+import { call, createTestContext, describeEachDatabase, disposeTestContext, testKeySuite, type TestContext } from '../support/harness.js';
 import { balance, drain, getJob, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
@@ -52,6 +52,11 @@ const voicesOf = async (ctx: TestContext, c: Caller) => {
   return res.json().data as { items: Record<string, unknown>[]; nextCursor: string | null };
 };
 
+/** The next prediction of the fake Replicate of `{ live }` clones a voice (its sample as the output). */
+function liveClone(ctx: TestContext): void {
+  ctx.live!.replicate.next({ output: ctx.live!.replicate.putFile('sample.wav', wav(2000)), predictTime: 1 });
+}
+
 /** What a refused run must not have left in a workspace scope: jobs, holds, ledger entries. */
 async function footprint(ctx: TestContext, scopeId: string) {
   const count = async (table: 'jobs' | 'credit_holds' | 'credit_transactions') =>
@@ -72,8 +77,6 @@ function pointerOf(body: any): string[] {
 }
 
 /** Live keys' providers file of the first deployment: speech.generate on a model that takes no speaker audio. */
-const plainDir = mkdtempSync(join(tmpdir(), 'was-voices-'));
-after(() => rmSync(plainDir, { recursive: true, force: true }));
 
 describeEachDatabase(
   'workspace voices on the simulated provider',
@@ -150,6 +153,7 @@ describeEachDatabase(
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
       const tk = await testKeyOf(ctx, t);
+      liveClone(ctx);
       const liveVoice = await seedVoice(ctx, t, { name: 'Live voice' });
       const testVoice = await seedVoice(ctx, tk, { name: 'Test voice' });
 
@@ -168,6 +172,7 @@ describeEachDatabase(
     test('a speech provider that takes no reference voice refuses voiceId at admission (400 naming the field), before any hold or charge; the tools list leaves it out', async () => {
       const ctx = get();
       const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+      liveClone(ctx);
       const voice = await seedVoice(ctx, t);
       const before = await balance(ctx, t);
       const body = await refusedSpeech(ctx, t, t.workspace.id, voice.voiceId, 400, 'INVALID_INPUT');
@@ -277,17 +282,24 @@ describeEachDatabase(
       await assertLedgerInvariants(ctx.deps, testScopeOf(t.workspace.id));
     });
   },
-  {
-    env: {
-      // Live keys: speech.generate on a Replicate model that takes no speaker audio (never called
-      // here: voiceId is refused at admission); voice.clone on the simulated provider (SIMULATE_LIVE).
-      PROVIDERS_FILE: writeProvidersFile(plainDir, 'providers.json', {
-        providers: { plainrep: { type: 'replicate', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'VOICES_PLAIN_TOKEN', privateNetwork: true } },
-        operations: { 'speech.generate': { provider: 'plainrep', model: 'owner/plain-tts', input: { text: '{{text}}' }, price: { perThousandCharactersMillicents: 1000 } } },
+  testKeySuite({
+    // Live keys: voice.clone on the fake Replicate (support/live-backend.ts), and speech.generate on
+    // a Replicate model that takes no speaker audio (never called here: voiceId is refused at
+    // admission).
+    live: {
+      file: ({ replicate }) => ({
+        providers: {
+          rep: { type: 'replicate', baseUrl: replicate.baseUrl, apiKeyEnv: 'LIVE_REPLICATE_TOKEN', privateNetwork: true },
+          plainrep: { type: 'replicate', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'VOICES_PLAIN_TOKEN', privateNetwork: true },
+        },
+        operations: {
+          'voice.clone': { provider: 'rep', model: 'owner/voice-clone', input: { audio: '{{referenceMediaIds}}', name: '{{name}}' }, price: { perRunMillicents: 5000 }, pollIntervalMs: 20 },
+          'speech.generate': { provider: 'plainrep', model: 'owner/plain-tts', input: { text: '{{text}}' }, price: { perThousandCharactersMillicents: 1000 } },
+        },
       }),
-      VOICES_PLAIN_TOKEN: TOKEN,
     },
-  },
+    env: { VOICES_PLAIN_TOKEN: TOKEN },
+  }),
 );
 
 for (const dbName of testDatabaseNames()) {

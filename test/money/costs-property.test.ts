@@ -17,7 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { call, describeEachDatabase, type TestContext } from '../support/harness.js';
+import { call, describeEachDatabase, testKeySuite, type TestContext } from '../support/harness.js';
 import { check } from '../support/fast-check.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { applyCommand, costCommand, startWorkload, type Workload } from '../support/costs-workload.js';
@@ -126,4 +126,5 @@ describeEachDatabase('cost analytics: exact against the ledger after random work
       Number(process.env.COSTS_FUZZ_RUNS ?? 10) * 20,
     );
   });
-});
+  // Live keys (the workload holds operator adjustments, live only) on the paid providers' fakes.
+}, testKeySuite({ live: { unitPrices: true } }));

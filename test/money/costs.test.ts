@@ -22,6 +22,7 @@ import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
 import { assertRollupMatchesLedger, ledgerRows, parseCsv } from '../support/costs-oracle.js';
 import { callTool, connectClient } from '../support/mcp-client.js';
 import { chatCosting, musicCosting } from '../support/sim-inputs.js';
+import { liveChatCosting, liveMusicCosting } from '../support/live-costing.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -44,6 +45,20 @@ async function runChat(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>
 
 async function runMusic(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, cost: number) {
   const res = await run(ctx, t, 'music.generate', musicCosting(cost));
+  assert.equal(res.statusCode, 202, res.body);
+  await drain(ctx);
+  return res.json().data.jobId as string;
+}
+
+/** Live runs of an exact cost on the paid providers' fakes (support/live-costing.ts). */
+async function liveChat(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, cost: number) {
+  const res = await run(ctx, t, 'chat.generate', liveChatCosting(ctx, cost));
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json().data.jobId as string;
+}
+
+async function liveMusic(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspace'>, cost: number) {
+  const res = await run(ctx, t, 'music.generate', liveMusicCosting(ctx, cost));
   assert.equal(res.statusCode, 202, res.body);
   await drain(ctx);
   return res.json().data.jobId as string;
@@ -219,17 +234,18 @@ describeEachDatabase('cost analytics', (get) => {
   });
 }, testKeySuite());
 
-// Live keys on the test-rig exception (SIMULATE_LIVE, the harness's default): these reports put job
-// spending beside what exists in live mode only, operator adjustments (refund and debit lines; the
-// test balance takes no adjustment) and the operator's reads of a workspace's money (the admin
-// ledger and costs answer for the live workspace, top spenders leave test money out).
+// Live keys with real work on the paid providers' fakes (support/live-backend.ts, at unit prices so
+// that each run costs what the fake reports): these reports put job spending beside what exists in
+// live mode only, operator adjustments (refund and debit lines; the test balance takes no
+// adjustment) and the operator's reads of a workspace's money (the admin ledger and costs answer
+// for the live workspace, top spenders leave test money out).
 describeEachDatabase('cost analytics: job spending beside live-only money', (get) => {
   test('rule "attribution": a job\'s usage entry carries the keyId and operationId that spent (added fields of GET /v1/transactions); entries of no job carry null', async () => {
     const ctx = get();
     const t = await seedTenant(ctx.deps, { credits: 100_000 });
     const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
-    const chatJob = await runChat(ctx, t, 300);
-    const musicJob = await runMusic(ctx, { secret: second.secret, workspace: t.workspace }, 1_200);
+    const chatJob = await liveChat(ctx, t, 300);
+    const musicJob = await liveMusic(ctx, { secret: second.secret, workspace: t.workspace }, 1_200);
     const res = await call(ctx, 'GET', '/v1/transactions', { secret: t.secret, workspaceId: t.workspace.id });
     const items = assertOk(res).data.items;
     const byJob = new Map(items.filter((i: any) => i.jobId).map((i: any) => [i.jobId, i]));
@@ -258,13 +274,13 @@ describeEachDatabase('cost analytics: job spending beside live-only money', (get
     const day1 = Date.UTC(2026, 10, 20);
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
     const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
-    await runChat(ctx, t, 100);
-    await runMusic(ctx, t, 2_000);
-    await runMusic(ctx, { secret: second.secret, workspace: t.workspace }, 3_000);
+    await liveChat(ctx, t, 100);
+    await liveMusic(ctx, t, 2_000);
+    await liveMusic(ctx, { secret: second.secret, workspace: t.workspace }, 3_000);
     await grantCredits(ctx.deps, t.workspace.id, { amountMillicents: 5_000, expiresAt: ctx.clock.now() + 2 * HOUR });
     ctx.clock.advance(2 * HOUR); // 2026-11-21 00:30 UTC: the next day
     await sweepExpirations(ctx.deps);
-    await runChat(ctx, t, 40);
+    await liveChat(ctx, t, 40);
     await adjustCredits(ctx.deps, t.workspace.id, { amountMillicents: 900, reason: 'goodwill' });
     await adjustCredits(ctx.deps, t.workspace.id, { amountMillicents: -300, reason: 'correction' });
 
@@ -336,8 +352,8 @@ describeEachDatabase('cost analytics: job spending beside live-only money', (get
     const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
     const second = await seedKey(ctx.deps, t.user.id, [t.workspace.id]);
     for (let i = 0; i < 5; i++) {
-      await runChat(ctx, i % 2 ? t : { secret: second.secret, workspace: t.workspace }, 10 + i);
-      await runMusic(ctx, t, 1_000 + i);
+      await liveChat(ctx, i % 2 ? t : { secret: second.secret, workspace: t.workspace }, 10 + i);
+      await liveMusic(ctx, t, 1_000 + i);
       ctx.clock.advance(5 * HOUR);
     }
     await adjustCredits(ctx.deps, t.workspace.id, { amountMillicents: 1_234, reason: 'refund, with "quotes"' });
@@ -367,9 +383,9 @@ describeEachDatabase('cost analytics: job spending beside live-only money', (get
     ctx.clock.set(Date.UTC(2026, 10, 27, 10, 0));
     const small = await seedTenant(ctx.deps, { credits: 100_000 });
     const big = await seedTenant(ctx.deps, { credits: 100_000 });
-    await runChat(ctx, small, 10);
-    await runMusic(ctx, big, 4_000);
-    await runChat(ctx, big, 5);
+    await liveChat(ctx, small, 10);
+    await liveMusic(ctx, big, 4_000);
+    await liveChat(ctx, big, 5);
     const adminGet = (url: string, token = 'test-admin-token-0123456789') => ctx.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
     const query = 'bucket=day&from=2026-11-27&to=2026-11-28&groupBy=operationId';
     const own = assertOk(await costs(ctx, big, { bucket: 'day', from: '2026-11-27', to: '2026-11-28', groupBy: 'operationId' })).data;
@@ -394,4 +410,4 @@ describeEachDatabase('cost analytics: job spending beside live-only money', (get
     for (let i = 1; i < items.length; i++) assert.ok(items[i - 1].usageMillicents >= items[i].usageMillicents, 'largest first');
   });
 
-});
+}, testKeySuite({ live: { unitPrices: true } }));

@@ -12,7 +12,7 @@ import { DEFAULT_TEST_CREDITS_MILLICENTS } from '../../src/config.js';
 import fc from 'fast-check';
 import { isLiveScope, publicWorkspaceId, testScopeOf } from '../../src/lib/livemode.js';
 import { isUuid, newId } from '../../src/lib/ids.js';
-import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, type TestContext } from '../support/harness.js';
+import { admin, call, describeEachDatabase, TEST_ADMIN_TOKEN, testKeySuite, type TestContext } from '../support/harness.js';
 import { assertError, assertOk } from '../support/assertions.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { drain, run } from '../support/jobs.js';
@@ -166,6 +166,9 @@ describeEachDatabase('test mode', (getCtx) => {
     const { key, secret } = await seedKey(ctx.deps, t.user.id, [t.workspace.id], { mode: 'test' });
     const tk = { ...t, key, secret };
     const input = { messages: [{ role: 'user', content: 'hi' }], maxTokens: 10 };
+    // The live run's provider reports the input's token bound (8 + 2 + 8) and maxTokens, so at the
+    // route's prices (the built-in chat prices) it costs what the simulated run costs: its maximum.
+    ctx.live!.openai.chatUsage = { prompt_tokens: 18, completion_tokens: 10 };
     // Live spending up to the ceiling…
     let liveRuns = 0;
     while ((await run(ctx, t, 'chat.generate', input)).statusCode === 200) liveRuns++;
@@ -178,6 +181,7 @@ describeEachDatabase('test mode', (getCtx) => {
     const usage = assertOk(await get(ctx, tk, '/v1/usage')).data;
     assert.equal(usage.livemode, false);
     assert.equal(usage.workspaceId, t.workspace.id);
+    ctx.live!.openai.reset();
     await assertBothLedgers(ctx, t.workspace.id);
   });
 
@@ -187,6 +191,8 @@ describeEachDatabase('test mode', (getCtx) => {
     const host = await verifyHost(ctx, live.workspace.id);
     const made: Record<'live' | 'test', { job: string; media: string; webhook: string }> = {} as never;
     for (const [mode, who] of [['live', live], ['test', tk]] as const) {
+      // A failure in each mode: the live job's prediction fails at the paid provider's fake.
+      if (mode === 'live') ctx.live!.failNext();
       const res = await run(ctx, who, 'image.generate', { prompt: `${mode} [sim:fail=BOOM]`, width: 256, height: 256 });
       assert.equal(res.statusCode, 202, res.body);
       const media = await upload(ctx, who as Tenant, await png());
@@ -391,4 +397,5 @@ describeEachDatabase('test mode', (getCtx) => {
     }
     await assertBothLedgers(ctx, live.workspace.id);
   });
-});
+  // Live work runs on the paid providers' fakes (support/live-backend.ts), test work on the simulated provider.
+}, testKeySuite({ live: true }));

@@ -32,10 +32,13 @@ import { parseExposition, value } from '../support/prometheus.js';
 import { needsDist, needsPostgres } from '../support/requirements.js';
 import { waitUntil } from '../support/wait.js';
 import { WEBHOOK_TEST_ENV } from '../support/webhooks.js';
+import { startLiveBackend, type LiveBackend } from '../support/live-backend.js';
 
 const receiver = HttpsReceiver.forThisFile();
 const MUSIC = (i: number) => ({ prompt: `alert tune ${i} [sim:delay=0]`, durationSeconds: 10 });
 const M = findOperation('music.generate')!.price(MUSIC(0)).maximumMillicents;
+/** The built-in price of music.generate per second (its only price parameter): M at the live route's price. */
+const MUSIC_PER_SECOND_MC = M / MUSIC(0).durationSeconds;
 const ALERTS = ['budget.threshold_crossed', 'credits.low'] as const;
 /** Runs per round of the budgeted workspace (its budgets admit 10) and of the batched one (its credits admit 20). */
 const BUDGETED_RUNS = 60;
@@ -54,10 +57,20 @@ describe('alerts across two server processes on one PostgreSQL database [postgre
   let database: TestDatabase;
   let dataDir: string;
   const processes: ServerProcess[] = [];
+  let live: LiveBackend | undefined;
 
   before(async () => {
     database = await createTestDatabase('postgres');
     dataDir = mkdtempSync(join(tmpdir(), 'was-alerts-'));
+    // Alerts are the operator's notifications of live money: live keys, whose music.generate is a
+    // paid provider's route (the fake Replicate of support/live-backend.ts, never called: only API
+    // processes run) at the built-in price, so that M is its maximum.
+    live = await startLiveBackend({
+      file: ({ replicate }) => ({
+        providers: { rep: { type: 'replicate', baseUrl: replicate.baseUrl, apiKeyEnv: 'LIVE_REPLICATE_TOKEN', privateNetwork: true } },
+        operations: { 'music.generate': { provider: 'rep', model: 'owner/music', input: { prompt: '{{prompt}}', duration: '{{durationSeconds}}' }, price: { perSecondMillicents: MUSIC_PER_SECOND_MC } } },
+      }),
+    });
   });
 
   after(async () => {
@@ -66,6 +79,7 @@ describe('alerts across two server processes on one PostgreSQL database [postgre
       await database.handle.close();
       await database.dispose();
     }
+    await live?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -75,6 +89,7 @@ describe('alerts across two server processes on one PostgreSQL database [postgre
       DATABASE_URL: database.url!,
       DATA_DIR: dataDir,
       SECRET_KEY: PROCESS_SECRET_KEY,
+      ...live!.env,
       ...WEBHOOK_TEST_ENV,
       // The webhook receiver's `*.localhost` name and its test-only certificate, in the server processes.
       NODE_OPTIONS: `--import=${pathToFileURL(resolve('test/support/localhost-names-preload.mjs')).href}`,

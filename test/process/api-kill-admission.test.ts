@@ -85,7 +85,8 @@ describe('API processes killed mid-admission [postgres]', { skip }, () => {
     };
     const apis = [await start('api'), await start('api')];
     await start('worker');
-    const t = await seedTenantOverHttp(apis[0]!.base, 1_000_000_000, { pointsPerMinute: 10_000_000, pointsPerMonth: 100_000_000, waitingJobs: 100_000, runningJobs: 64, streams: 10 });
+    // A test key (simulated work); database reads go to its test twin (t.scope).
+    const t = await seedTenantOverHttp(apis[0]!.base, 1_000_000_000, { pointsPerMinute: 10_000_000, pointsPerMonth: 100_000_000, waitingJobs: 100_000, runningJobs: 64, streams: 10 }, { mode: 'test' });
 
     const alive = (p: ServerProcess) => p.child.exitCode === null && p.child.signalCode === null;
     const load = new RunLoad({ bases: () => apis.filter(alive).map((a) => a.base), headers: t.headers, body: RUN, deadlineMs: DEADLINE_MS, connectionErrorsExpected: true });
@@ -109,14 +110,14 @@ describe('API processes killed mid-admission [postgres]', { skip }, () => {
     assert.ok(load.connectionErrors >= KILLS / 2, `the kills cut requests in flight (${load.connectionErrors} cut)`);
     const jobIds = [...load.acked.values()];
     await waitUntil(
-      async () => (await handle.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspaceId).where('status', '!=', 'completed').execute()).length,
+      async () => (await handle.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.scope).where('status', '!=', 'completed').execute()).length,
       (n) => n === 0,
       'the worker to complete every job',
       60_000,
       250,
     );
-    assert.deepEqual(await admissionProblems(handle.db, t.workspaceId, load.acked), []);
-    await assertLedgerInvariants({ db: handle.db, clock: systemClock } as unknown as Deps, t.workspaceId);
+    assert.deepEqual(await admissionProblems(handle.db, t.scope, load.acked), []);
+    await assertLedgerInvariants({ db: handle.db, clock: systemClock } as unknown as Deps, t.scope);
     ctx.diagnostic(`${KILLS} kills in ${killing} ms; ${jobIds.length} runs acknowledged, ${load.connectionErrors} requests cut or refused by a killed process and sent again, ${load.count(503)} answered 503`);
     for (const p of processes.filter(alive)) assert.equal(await p.stop(), 0, 'graceful exit');
   });

@@ -133,7 +133,8 @@ for (const name of databases) {
         ...(external ? { DATABASE_URL: external.url! } : {}),
       });
       db = external ? external.handle : await openDatabase(`sqlite:${join(dataDir, 'service.db')}`);
-      const t = await seedTenantOverHttp(server.base, 1_000_000_000, RAISED_LIMITS);
+      // A test key (simulated work); database and storage reads go to its test twin (t.scope).
+      const t = await seedTenantOverHttp(server.base, 1_000_000_000, RAISED_LIMITS, { mode: 'test' });
       const acked = new Map<string, string>();
 
       // Before: an upload and a job with a file.
@@ -152,7 +153,7 @@ for (const name of databases) {
       const lateId: string = late.body.data.jobId;
       acked.set(lateKey, lateId);
       await waitUntil(() => readJob(server!.base, t, lateId), (j) => j.status === 'processing', 'the job to start');
-      const rowsBefore = await mediaRows(t.workspaceId);
+      const rowsBefore = await mediaRows(t.scope);
 
       const filled = disk.fill();
       assert.ok(filled > 0 && disk.available() === 0, `the disk is full (${filled} bytes of filler)`);
@@ -164,16 +165,16 @@ for (const name of databases) {
       assert.equal(failed.costMillicents, 0, 'nothing charged for a result that could not be stored');
       const hold = await db.db.selectFrom('credit_holds').select('released_at_ms').where('job_id', '=', lateId).executeTakeFirstOrThrow();
       assert.notEqual(hold.released_at_ms, null, 'its hold is released');
-      assert.deepEqual(await mediaRows(t.workspaceId), rowsBefore, 'no media item of the failed job');
-      await assertNothingPartial(t.workspaceId);
-      await assertLedgerInvariants({ db: db.db, clock: systemClock } as unknown as Deps, t.workspaceId);
+      assert.deepEqual(await mediaRows(t.scope), rowsBefore, 'no media item of the failed job');
+      await assertNothingPartial(t.scope);
+      await assertLedgerInvariants({ db: db.db, clock: systemClock } as unknown as Deps, t.scope);
 
       // An upload of 4 MiB: 507 STORAGE_FULL, delivered while the body is still arriving, and
       // nothing of it anywhere.
       const refused = await uploadOverHttp(server.base, t, randomBytes(4 * 1024 * 1024), 'full.png');
       assertStorageFull(refused);
-      assert.deepEqual(await mediaRows(t.workspaceId), rowsBefore, 'no media item was added');
-      await assertNothingPartial(t.workspaceId);
+      assert.deepEqual(await mediaRows(t.scope), rowsBefore, 'no media item was added');
+      await assertNothingPartial(t.scope);
 
       if (name === 'sqlite') assert.equal(integrityCheck(), 'ok');
 
@@ -213,17 +214,17 @@ for (const name of databases) {
       // Every admitted job ends (a finish the full database could not record is recovered after its lease).
       const jobIds = [...acked.values()];
       await waitUntil(
-        async () => db!.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', t.workspaceId).execute(),
+        async () => db!.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', t.scope).execute(),
         (rows) => rows.length === jobIds.length && rows.every((r) => TERMINAL.includes(r.status)),
         'every admitted job to end',
         120_000,
         250,
       );
-      const jobs = await db.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', t.workspaceId).execute();
+      const jobs = await db.db.selectFrom('jobs').select(['id', 'status', 'error_code']).where('workspace_id', '=', t.scope).execute();
       for (const j of jobs) assert.ok(j.status === 'completed' || (j.status === 'failed' && j.error_code === 'STORAGE_FULL'), `job ${j.id}: ${j.status} ${j.error_code}`);
-      assert.deepEqual(await admissionProblems(db.db, t.workspaceId, acked), []);
-      await assertLedgerInvariants({ db: db.db, clock: systemClock } as unknown as Deps, t.workspaceId);
-      await assertNothingPartial(t.workspaceId);
+      assert.deepEqual(await admissionProblems(db.db, t.scope, acked), []);
+      await assertLedgerInvariants({ db: db.db, clock: systemClock } as unknown as Deps, t.scope);
+      await assertNothingPartial(t.scope);
 
       assert.equal(await server.stop(), 0, 'the server stops cleanly');
       server = undefined;

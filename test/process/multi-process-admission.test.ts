@@ -55,14 +55,16 @@ describe('admission across two server processes [postgres]', { skip }, () => {
   });
 
   async function start(role: 'api' | 'worker'): Promise<ServerProcess> {
-    const p = await startServer({ ROLE: role, DATABASE_URL: database.url!, DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY });
+    // No first test grant: the test balance is exactly what seedTenantOverHttp grants.
+    const p = await startServer({ ROLE: role, DATABASE_URL: database.url!, DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY, TEST_CREDITS_MILLICENTS: '0' });
     processes.push(p);
     return p;
   }
 
   test(`${RUNS} parallel runs split over two API processes against credits for exactly K maximum costs admit exactly K`, async () => {
     const [one, two] = [await start('api'), await start('api')];
-    const t = await seedTenantOverHttp(one!.base, K * MUSIC_MAX, { pointsPerMinute: 1_000_000, waitingJobs: 1_000 });
+    // A test key (simulated work); database reads go to its test twin (t.scope).
+    const t = await seedTenantOverHttp(one!.base, K * MUSIC_MAX, { pointsPerMinute: 1_000_000, waitingJobs: 1_000 }, { mode: 'test' });
 
     const results = await Promise.all(
       Array.from({ length: RUNS }, (_, i) =>
@@ -88,17 +90,17 @@ describe('admission across two server processes [postgres]', { skip }, () => {
         'both processes see the same reservation',
       );
     }
-    const jobs = await database.handle.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.workspaceId).execute();
+    const jobs = await database.handle.db.selectFrom('jobs').select('id').where('workspace_id', '=', t.scope).execute();
     assert.equal(jobs.length, K, 'a job row per admitted run, none for refused ones');
-    assert.equal(await sumOpenHolds(database.handle.db, t.workspaceId), K * MUSIC_MAX);
+    assert.equal(await sumOpenHolds(database.handle.db, t.scope), K * MUSIC_MAX);
     const deps = { db: database.handle.db, clock: systemClock } as unknown as Deps;
-    await assertLedgerInvariants(deps, t.workspaceId);
+    await assertLedgerInvariants(deps, t.scope);
 
     await start('worker');
-    await waitUntil(() => sumOpenHolds(database.handle.db, t.workspaceId), (held) => held === 0, 'the worker to settle every admitted job');
-    const statuses = await database.handle.db.selectFrom('jobs').select('status').where('workspace_id', '=', t.workspaceId).execute();
+    await waitUntil(() => sumOpenHolds(database.handle.db, t.scope), (held) => held === 0, 'the worker to settle every admitted job');
+    const statuses = await database.handle.db.selectFrom('jobs').select('status').where('workspace_id', '=', t.scope).execute();
     assert.deepEqual(statuses.map((s) => s.status), Array(K).fill('completed'));
-    await assertLedgerInvariants(deps, t.workspaceId);
+    await assertLedgerInvariants(deps, t.scope);
     for (const p of processes) assert.equal(await p.stop(), 0, 'graceful exit');
   });
 });

@@ -176,7 +176,8 @@ describe('PostgreSQL restarts under load [private cluster]', { skip }, () => {
     processes.push(worker);
     handle = await openDatabase(cluster.url, { poolMax: 4 });
 
-    const t = await seedTenantOverHttp(api.base, 1_000_000_000, { pointsPerMinute: 10_000_000, pointsPerMonth: 100_000_000, waitingJobs: 100_000, runningJobs: 64, streams: 10 });
+    // A test key (simulated work); database reads go to its test twin (t.scope).
+    const t = await seedTenantOverHttp(api.base, 1_000_000_000, { pointsPerMinute: 10_000_000, pointsPerMonth: 100_000_000, waitingJobs: 100_000, runningJobs: 64, streams: 10 }, { mode: 'test' });
     await adminPost(api.base, `/admin/v1/workspaces/${t.workspaceId}/domains`, { hostname: 'hooks.localhost' });
     await adminPost(api.base, `/admin/v1/workspaces/${t.workspaceId}/domains/hooks.localhost/verify`, { method: 'operator' });
     const hook = await fetch(`${api.base}/v1/webhooks`, {
@@ -229,7 +230,7 @@ describe('PostgreSQL restarts under load [private cluster]', { skip }, () => {
     const acked = new Map([...load.acked, ...slow.acked]);
     const allIds = [...acked.values()];
     await waitUntil(
-      async () => (await handle!.db.selectFrom('jobs').select('status').where('workspace_id', '=', t.workspaceId).where('status', '!=', 'completed').execute()).length,
+      async () => (await handle!.db.selectFrom('jobs').select('status').where('workspace_id', '=', t.scope).where('status', '!=', 'completed').execute()).length,
       (n) => n === 0,
       'every acknowledged run to complete',
       60_000,
@@ -244,23 +245,23 @@ describe('PostgreSQL restarts under load [private cluster]', { skip }, () => {
     }
 
     // Nothing lost, nothing doubled.
-    assert.deepEqual(await admissionProblems(handle.db, t.workspaceId, acked), []);
-    const events = await handle.db.selectFrom('events').select(['id', 'type', 'data_json']).where('workspace_id', '=', t.workspaceId).where('type', '=', 'job.completed').execute();
+    assert.deepEqual(await admissionProblems(handle.db, t.scope, acked), []);
+    const events = await handle.db.selectFrom('events').select(['id', 'type', 'data_json']).where('workspace_id', '=', t.scope).where('type', '=', 'job.completed').execute();
     const eventJobs = events.map((e) => String((JSON.parse(e.data_json) as { job: { id: string } }).job.id));
     assert.equal(eventJobs.length, allIds.length, 'one job.completed event per job');
     assert.deepEqual(new Set(eventJobs), new Set(allIds));
     await waitUntil(
-      async () => (await handle!.db.selectFrom('webhook_deliveries').select(['status']).where('workspace_id', '=', t.workspaceId).execute()).filter((d) => d.status !== 'succeeded').length,
+      async () => (await handle!.db.selectFrom('webhook_deliveries').select(['status']).where('workspace_id', '=', t.scope).execute()).filter((d) => d.status !== 'succeeded').length,
       (n) => n === 0,
       'every webhook delivery to succeed',
       60_000,
       250,
     );
-    const deliveries = await handle.db.selectFrom('webhook_deliveries').select(['event_id']).where('workspace_id', '=', t.workspaceId).execute();
+    const deliveries = await handle.db.selectFrom('webhook_deliveries').select(['event_id']).where('workspace_id', '=', t.scope).execute();
     assert.deepEqual(new Set(deliveries.map((d) => d.event_id)), new Set(events.map((e) => e.id)), 'a delivery per event');
     const received = new Set(receiver.requests.map((r) => String(r.headers['service-event-id'])));
     for (const e of events) assert.ok(received.has(e.id), `event ${e.id} reached the webhook receiver`);
-    await assertLedgerInvariants({ db: handle.db, clock: systemClock } as unknown as Deps, t.workspaceId);
+    await assertLedgerInvariants({ db: handle.db, clock: systemClock } as unknown as Deps, t.scope);
 
     const logged = (p: ServerProcess, msg: string) => p.lines.filter((l) => l.msg === msg).length;
     ctx.diagnostic(

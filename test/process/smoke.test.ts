@@ -42,8 +42,8 @@ const started: ChildProcess[] = [];
 function startProcess(args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, [DIST_MAIN, ...args], {
     cwd: resolve('.'),
-    // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why).
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', SIMULATE_LIVE: 'true', ...env },
+    // No SIMULATE_LIVE (support/harness.ts says why).
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(child);
@@ -179,8 +179,9 @@ describe('smoke test of the built server (node dist/main.js serve)', { skip: nee
     assert.ok(workspaceId, 'workspace created');
     const { user } = await adminPost('/admin/v1/users', { email: 'runner@example.com', name: 'Runner' });
     const { workspace } = await adminPost('/admin/v1/workspaces', { name: 'Runs', plan: 'pro', ownerUserId: user.id });
-    await adminPost(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000 });
-    const created = await adminPost('/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'] });
+    // A test key: its run is simulated work, whatever engines this machine has.
+    await adminPost(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000, mode: 'test' });
+    const created = await adminPost('/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'], mode: 'test' });
     const headers = { authorization: `Bearer ${created.secret}`, 'x-service-workspace': workspace.id, 'content-type': 'application/json' };
     const run = await fetch(`${base}/v1/runs`, {
       method: 'POST',

@@ -2,7 +2,7 @@
  * Crash recovery of the BUILT server (issue 3 Checks: "kill -9 a worker process mid-job, restart,
  * the job finishes or fails cleanly and the ledger invariants hold").
  *
- * A multi-step simulated job runs in a worker process; after at least two checkpoints the worker
+ * A multi-step simulated job (a test key's) runs in a worker process; after at least two checkpoints the worker
  * is killed with SIGKILL (no shutdown code runs, its lease stays). A new worker process recovers
  * the job once the short lease (JOB_LEASE_MS) expired, resumes it after its last checkpoint and
  * completes it. Checked: the job completed; it never went back to steps it had checkpointed; one
@@ -64,7 +64,7 @@ for (const name of databases) {
       const split = name !== 'sqlite';
       const api = await start(split ? 'api' : 'all');
       const worker = split ? await start('worker') : api;
-      const t = await seedTenantOverHttp(api.base, 100_000, RAISED_LIMITS);
+      const t = await seedTenantOverHttp(api.base, 100_000, RAISED_LIMITS, { mode: 'test' });
 
       const prompt = `a calm tune [sim:steps=${STEPS}][sim:delay=${STEPS * 1_500}][sim:cost=${COST}]`;
       const admitted = await httpJson(api.base, 'POST', '/v1/runs', {
@@ -125,15 +125,15 @@ for (const name of databases) {
       assert.deepEqual(usage.map((u) => [u.type, Number(u.amount_mc)]), [['usage', -COST]], 'one usage transaction for the whole job');
 
       for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) assert.equal(await p.stop(), 0, 'graceful exit');
-      assert.equal(await sumOpenHolds(database.handle.db, t.workspaceId), 0, 'no hold left open');
-      await assertLedgerInvariants({ db: database.handle.db, clock: systemClock } as unknown as Deps, t.workspaceId);
+      assert.equal(await sumOpenHolds(database.handle.db, t.scope), 0, 'no hold left open');
+      await assertLedgerInvariants({ db: database.handle.db, clock: systemClock } as unknown as Deps, t.scope);
     });
 
     test('a job whose worker keeps dying fails with WORKER_LOST after 3 recoveries, charged once for each checkpointed step', async () => {
       const split = name !== 'sqlite';
       const api = await start(split ? 'api' : 'all');
       let worker = split ? await start('worker') : api;
-      const t = await seedTenantOverHttp(api.base, 100_000, RAISED_LIMITS);
+      const t = await seedTenantOverHttp(api.base, 100_000, RAISED_LIMITS, { mode: 'test' });
       const steps = 20;
       const prompt = `an endless tune [sim:steps=${steps}][sim:delay=${steps * 1_000}][sim:cost=${steps * 100}]`;
       const admitted = await httpJson(api.base, 'POST', '/v1/runs', {
@@ -171,8 +171,8 @@ for (const name of databases) {
       assert.deepEqual(usage.map((u) => [u.type, Number(u.amount_mc)]), [['usage', -done * 100]]);
 
       for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) assert.equal(await p.stop(), 0, 'graceful exit');
-      assert.equal(await sumOpenHolds(database.handle.db, t.workspaceId), 0, 'no hold left open');
-      await assertLedgerInvariants({ db: database.handle.db, clock: systemClock } as unknown as Deps, t.workspaceId);
+      assert.equal(await sumOpenHolds(database.handle.db, t.scope), 0, 'no hold left open');
+      await assertLedgerInvariants({ db: database.handle.db, clock: systemClock } as unknown as Deps, t.scope);
     });
   });
 }

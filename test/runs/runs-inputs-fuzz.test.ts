@@ -11,7 +11,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
-import { describeEachDatabase } from '../support/harness.js';
+import { describeEachDatabase, testKeySuite } from '../support/harness.js';
 import { type Caller, type Fixture, RUNS, assertProperty, exchange, expectedFor, jsonReq, ledgersHold, nearInputArb, pickInput, report, seen, setUp, validInputArb } from '../support/runs-oracle.js';
 import { checkRefusals } from '../support/openapi-responses.js';
 
@@ -20,7 +20,8 @@ describeEachDatabase('runs fuzz, inputs near each schema', (get) => {
   before(() => checkRefusals(get().app));
   let f: Fixture;
   before(async () => {
-    f = await setUp(get());
+    // Test keys: every operation runs on the simulated provider (the inputs of all 14 are fuzzed).
+    f = await setUp(get(), 'test');
   });
 
   for (const op of OPERATION_IDS) {
@@ -42,4 +43,4 @@ describeEachDatabase('runs fuzz, inputs near each schema', (get) => {
       await ledgersHold(ctx, f);
     });
   }
-});
+}, testKeySuite());

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { call, type TestContext } from '../support/harness.js';
+import { call, type TestContext, testKeySuite } from '../support/harness.js';
 import { describeSdkDatabases, runCli } from '../support/sdk.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain, run } from '../support/jobs.js';
@@ -15,7 +15,7 @@ import { createClient } from '../../packages/sdk/src/node.js';
 
 async function workload(ctx: TestContext): Promise<Tenant> {
   ctx.clock.set(Date.UTC(2026, 10, 18, 9, 0));
-  const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+  const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
   for (const cost of [120, 80]) {
     assert.equal((await run(ctx, t, 'chat.generate', { messages: [{ role: 'user', content: `hi [sim:cost=${cost}]` }], maxTokens: 100 })).statusCode, 200);
   }
@@ -88,4 +88,4 @@ describeSdkDatabases('SDK: costs, ledger iteration and export, usage history', (
     const bad = await runCli(['costs', '--group', 'toolSlug'], env);
     assert.equal(bad.code, 2, 'an unknown group is a usage error');
   });
-});
+}, testKeySuite());

@@ -44,7 +44,8 @@ describe('the SDK as users install it (npm pack, then npm install of the tarball
     const dataDir = mkdtempSync(join(tmpdir(), 'was-sdk-packed-data-'));
     dirs.push(dataDir);
     server = await startServer({ DATA_DIR: dataDir, SECRET_KEY: PROCESS_SECRET_KEY, SIMULATED_DELAY_MS: '0' });
-    tenant = await seedTenantOverHttp(server.base, 10_000_000);
+    // A test key: the SDK runs simulated work, as an integration developer's would.
+    tenant = await seedTenantOverHttp(server.base, 10_000_000, undefined, { mode: 'test' });
   });
 
   after(async () => {

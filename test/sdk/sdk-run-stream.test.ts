@@ -7,9 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TestContext } from '../support/harness.js';
+import { testKeySuite, type TestContext } from '../support/harness.js';
 import { cli, describeEachServer, describeSdkDatabases } from '../support/sdk.js';
-import { seedTenant, type Tenant } from '../support/seed.js';
+import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
 import { getJob, run } from '../support/jobs.js';
 import { baseUrl } from '../support/base-url.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
@@ -24,7 +24,7 @@ async function sdkFor(ctx: TestContext, t: Tenant) {
 describeSdkDatabases('SDK runs.stream', (get) => {
   test('yields the reply as deltas, then the result with the JSON answer’s data and the job', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const sdk = await sdkFor(ctx, t);
     const input = { messages: [{ role: 'user' as const, content: 'stream this [sim:cost=55]' }] };
     const events: RunStreamEvent<'chat.generate'>[] = [];
@@ -44,12 +44,12 @@ describeSdkDatabases('SDK runs.stream', (get) => {
     for await (const event of sdk.runs.stream('image.generate', { prompt: 'a kite' })) queued.push(event);
     assert.equal(queued.length, 1);
     assert.deepEqual([queued[0]!.type, queued[0]!.type === 'result' && queued[0]!.data.kind, queued[0]!.type === 'result' && queued[0]!.job.status], ['result', 'job', 'pending']);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
 
   test('leaving the loop early stops the run: the job is cancelled, charged only the share consumed', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const sdk = await sdkFor(ctx, t);
     // Ten words over 4 s, each a tenth of the cost: the loop leaves after the first.
     const input = { messages: [{ role: 'user' as const, content: 'a b c d e [sim:delay=4000] [sim:cost=800]' }] };
@@ -62,9 +62,9 @@ describeSdkDatabases('SDK runs.stream', (get) => {
     assert.equal(job.status, 'cancelled');
     assert.ok([80, 160].includes(job.costMillicents), `charged ${job.costMillicents} for the one or two words sent`);
     assert.equal((await sdk.balance.get()).reservedMillicents, 0);
-    await assertLedgerInvariants(ctx.deps, t.workspace.id);
+    await assertLedgerInvariants(ctx.deps, scopeOf(t));
   });
-});
+}, testKeySuite());
 
 describeEachServer('was-client run --stream', (get) => {
   test('prints the reply as it arrives, the outcome on stderr; --json prints event lines', async () => {

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { admin, type TestContext } from '../support/harness.js';
+import { admin, type TestContext, testKeySuite } from '../support/harness.js';
 import { describeSdkDatabases } from '../support/sdk.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
 import { drain } from '../support/jobs.js';
@@ -49,7 +49,7 @@ async function bigJob(ctx: TestContext, t: Tenant, bytes: number): Promise<strin
 describeSdkDatabases('SDK against the service', (get) => {
   test('jobs.output reads a 16 MiB result page by page, verifies offsets and sha256, and parses it once', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     await unlimited(ctx, t);
     const bytes = 16 * 1024 * 1024 - 300 * 1024;
     const jobId = await bigJob(ctx, t, bytes);
@@ -65,7 +65,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('the core client (WebCrypto hashing, no Node imports) reads and verifies the same way', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const jobId = await bigJob(ctx, t, 60_000);
     const core = createCoreClient({ baseUrl: await baseUrl(ctx), apiKey: t.secret, workspaceId: t.workspace.id });
     const result = await core.jobs.output<{ text: string }>(jobId);
@@ -74,7 +74,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('a result that changes during the read (409 OUTPUT_CHANGED) restarts it from the first page', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const jobId = await bigJob(ctx, t, 100_000);
     const replaced = JSON.stringify({ replaced: true, filler: 'é'.repeat(20_000) });
     let pages = 0;
@@ -100,7 +100,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('an expired cursor (410 CURSOR_EXPIRED) restarts the read', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const jobId = await bigJob(ctx, t, 50_000);
     let pages = 0;
     const statuses: number[] = [];
@@ -120,7 +120,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('a corrupt page is refused (tampered in transit): an offsetBytes other than the bytes read so far, or a fragment whose bytes do not hash to sha256, is an IntegrityError; a digest that changes on every read gives up after maxRestarts', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const jobId = await bigJob(ctx, t, 50_000);
     /** A client whose output pages pass through `mutate(page, n)` (n counts pages from 1 over all reads). */
     const tampering = (mutate: (page: Record<string, any>, n: number) => void) => {
@@ -163,7 +163,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('runs.create retried after a dropped response returns the same job, created and charged once', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const keys: string[] = [];
     let dropped = 0;
     const sdk = await sdkFor(ctx, t, {
@@ -192,7 +192,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('a write without an Idempotency-Key is never sent twice: a dropped response is a ConnectionError', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const run = await (await sdkFor(ctx, t)).runs.create('image.generate', { prompt: 'x' });
     let sent = 0;
     const dropping = await sdkFor(ctx, t, {
@@ -213,7 +213,7 @@ describeSdkDatabases('SDK against the service', (get) => {
   test('429 with Retry-After: the client waits at least that long, then succeeds; a longer wait than allowed throws the typed error', async () => {
     const ctx = get();
     ctx.clock.set(Date.UTC(2026, 10, 18, 12, 40, 59, 0));
-    const t = await seedTenant(ctx.deps);
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
     assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/settings`, { limits: { pointsPerMinute: 3 } })).statusCode, 200);
     const seen: { status: number; at: number; retryAfter: string | null }[] = [];
     const sdk = await sdkFor(ctx, t, {
@@ -245,7 +245,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('jobs.wait follows SSE on a Pro workspace and resumes a dropped stream with Last-Event-ID', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const streamRequests: (string | null)[] = [];
     const sdk = await sdkFor(ctx, t, {
       fetch: async (input, init) => {
@@ -287,7 +287,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('jobs.wait polls with back-off where the plan has no streams (403 PLAN_REQUIRED)', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { plan: 'starter', credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', plan: 'starter', credits: 1_000_000 });
     const paths: string[] = [];
     const sdk = await sdkFor(ctx, t, {
       fetch: async (input, init) => {
@@ -310,7 +310,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('async iterators page through jobs and the event feed; typed errors carry code, status and requestId', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+    const t = await seedTenant(ctx.deps, { mode: 'test', credits: 1_000_000 });
     const sdk = await sdkFor(ctx, t);
     for (let i = 0; i < 3; i++) await sdk.runs.create('image.generate', { prompt: `n${i}` });
     await drain(ctx);
@@ -344,7 +344,7 @@ describeSdkDatabases('SDK against the service', (get) => {
 
   test('media.upload from a path, a Buffer, a Blob and a stream checks the returned sha256', async () => {
     const ctx = get();
-    const t = await seedTenant(ctx.deps);
+    const t = await seedTenant(ctx.deps, { mode: 'test' });
     const sdk = await sdkFor(ctx, t);
     const bytes = await png(8, 8);
     const digest = createHash('sha256').update(bytes).digest('hex');
@@ -371,4 +371,4 @@ describeSdkDatabases('SDK against the service', (get) => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-});
+}, testKeySuite());

@@ -3,6 +3,9 @@
  * (synchronous chat, queued music), runs that fail, queued runs cancelled before they start,
  * two keys, credits that expire, operator refunds and debits, and clock moves of minutes to
  * days, through the public and admin APIs and the worker, as a workspace's owner would cause them.
+ * Operator adjustments exist in live mode only, so the keys are live and their runs real work on
+ * the paid providers' fakes of a context started with `{ live: { unitPrices: true } }`
+ * (support/live-backend.ts): each run costs exactly what the fake reports (live-costing.ts).
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -12,6 +15,7 @@ import { sweepExpirations } from '../../src/modules/billing/service.js';
 import { admin, call, type TestContext } from './harness.js';
 import { drain, run } from './jobs.js';
 import { seedKey, seedTenant, type Tenant } from './seed.js';
+import { liveChatCosting, liveMusicCosting } from './live-costing.js';
 
 export type CostCommand =
   | { kind: 'chat'; cost: number; key: number }
@@ -55,20 +59,21 @@ export async function applyCommand(ctx: TestContext, w: Workload, c: CostCommand
   const ws = w.tenant.workspace.id;
   switch (c.kind) {
     case 'chat': {
-      const res = await run(ctx, as(w, c.key), 'chat.generate', { messages: [{ role: 'user', content: `hello [sim:cost=${c.cost}]` }], maxTokens: 100 });
+      const res = await run(ctx, as(w, c.key), 'chat.generate', liveChatCosting(ctx, c.cost));
       assert.equal(res.statusCode, 200, res.body);
       break;
     }
     case 'music':
     case 'fail': {
-      const directive = c.kind === 'fail' ? `[sim:cost=${c.cost}] [sim:fail=MODEL_REFUSED]` : `[sim:cost=${c.cost}]`;
-      const res = await run(ctx, as(w, c.key), 'music.generate', { prompt: `a tune ${directive}`, durationSeconds: 10 });
+      // A failed prediction is charged the prediction time it reports, as a completed one is.
+      const res = await run(ctx, as(w, c.key), 'music.generate', liveMusicCosting(ctx, c.cost, c.kind === 'fail' ? 'failed' : 'succeeded'));
       assert.equal(res.statusCode, 202, res.body);
       await drain(ctx);
       break;
     }
     case 'cancel': {
-      const res = await run(ctx, as(w, c.key), 'music.generate', { prompt: 'a tune [sim:cost=100]', durationSeconds: 10 });
+      // Cancelled before a worker takes it: no prediction is made.
+      const res = await run(ctx, as(w, c.key), 'music.generate', { prompt: 'a tune', durationSeconds: 10 });
       assert.equal(res.statusCode, 202, res.body);
       const cancel = await call(ctx, 'POST', `/v1/jobs/${res.json().data.jobId}/cancel`, { secret: w.secrets[c.key]!, workspaceId: ws });
       assert.equal(cancel.statusCode, 200, cancel.body);

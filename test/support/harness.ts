@@ -15,6 +15,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createDeps, type Deps, type NetLookups } from '../../src/deps.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { createTestDatabase, testDatabaseNames, type TestDatabase, type TestDatabaseName } from './databases.js';
+import { startLiveBackend, type LiveBackend, type LiveBackendOptions } from './live-backend.js';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef0123456789abcdef';
@@ -31,6 +32,8 @@ export interface TestContext {
   txtRecords: Map<string, string[][]>;
   /** Fake address records (webhook destination checks); other names resolve for real. */
   hostAddresses: Map<string, string[]>;
+  /** The paid providers' fakes live keys run on (`{ live: true }`; support/live-backend.ts). */
+  live?: LiveBackend;
 }
 
 export interface HarnessOptions {
@@ -41,6 +44,11 @@ export interface HarnessOptions {
   logRequests?: boolean;
   /** Start time of the fake clock (epoch ms). */
   now?: number;
+  /**
+   * Real work for live keys: the fakes of support/live-backend.ts and a providers file mapping
+   * operations onto them (`ctx.live`); its environment comes before `env`.
+   */
+  live?: boolean | LiveBackendOptions;
 }
 
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
@@ -53,10 +61,10 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
     // Simulated work takes no time unless a test names a [sim:delay=…] (decisions.md's default
     // of 50 ms made thousands of jobs sleep; config.test.ts and the built-server tests keep it).
     SIMULATED_DELAY_MS: '0',
-    // The suites written before test mode run live keys on the simulated provider (the test-rig
-    // exception of docs/decisions.md "Test mode"); they move to test keys suite by suite, and
-    // the rule itself is tested with SIMULATE_LIVE=false (test/providers/live-routes.test.ts).
-    SIMULATE_LIVE: 'true',
+    // No SIMULATE_LIVE: live keys get what a production server gives them (docs/decisions.md
+    // "Test mode"): simulated work runs with test keys (seed.ts `{ mode: 'test' }`), live work on a
+    // paid provider's fake (`{ live: true }`, live-backend.ts), link.preview or an installed engine.
+    // A test of the SIMULATE_LIVE rule itself passes `{ env: { SIMULATE_LIVE: 'true' } }`.
     ...env,
   });
 }
@@ -64,7 +72,8 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
 export async function createTestContext(dbName: TestDatabaseName, options: HarnessOptions = {}): Promise<TestContext> {
   const database = await createTestDatabase(dbName);
   const dataDir = mkdtempSync(join(tmpdir(), 'was-data-'));
-  const config = testConfig(dataDir, options.env);
+  const live = options.live ? await startLiveBackend(options.live === true ? {} : options.live) : undefined;
+  const config = testConfig(dataDir, { ...live?.env, ...options.env });
   const clock = new FakeClock(options.now ?? Date.UTC(2026, 10, 18, 12, 0, 0));
   const txtRecords = new Map<string, string[][]>();
   const hostAddresses = new Map<string, string[]>();
@@ -87,22 +96,24 @@ export async function createTestContext(dbName: TestDatabaseName, options: Harne
   });
   const app = await buildApp(deps, { logRequests: options.logRequests ?? false });
   await app.ready();
-  return { dbName, database, deps, app, clock, config, dataDir, txtRecords, hostAddresses };
+  return { dbName, database, deps, app, clock, config, dataDir, txtRecords, hostAddresses, ...(live ? { live } : {}) };
 }
 
 export async function disposeTestContext(ctx: TestContext): Promise<void> {
   await ctx.app.close();
   await ctx.deps.close();
   await ctx.database.dispose();
+  await ctx.live?.close();
   rmSync(ctx.dataDir, { recursive: true, force: true });
 }
 
 /** Runs `body` once per test database (or per one of `databases`); `get()` returns that database's context inside tests. */
 /**
  * The harness options of a suite whose simulated work runs with test keys (seedTenant
- * `{ mode: 'test' }`): SIMULATE_LIVE is off there, so a live key in it gets exactly what a
- * production server gives (no simulated work), and a suite that still ran simulated work on a
- * live key would fail. Every suite moves to this; the default stays on for those not moved yet.
+ * `{ mode: 'test' }`), SIMULATE_LIVE off: so a live key in it gets exactly what a production
+ * server gives (no simulated work), and a suite that ran simulated work on a live key would fail.
+ * SIMULATE_LIVE is off by default (testConfig); this names it, so that such a suite stays right
+ * whatever the default.
  */
 export function testKeySuite(options: HarnessOptions = {}): HarnessOptions {
   return { ...options, env: { ...options.env, SIMULATE_LIVE: 'false' } };

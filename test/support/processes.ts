@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
+import { scopeFor } from '../../src/lib/livemode.js';
 
 export const DIST_MAIN = resolve('dist/main.js');
 export const distMissing = !existsSync(DIST_MAIN);
@@ -63,8 +64,9 @@ export function onLogLines<T extends Record<string, unknown> = Record<string, un
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const child = spawn(process.execPath, [DIST_MAIN, 'serve'], {
     cwd: resolve('.'),
-    // SIMULATE_LIVE: the test-rig exception (support/harness.ts says why); a test may set it false.
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: PROCESS_ADMIN_TOKEN, SIMULATE_LIVE: 'true', ...env },
+    // No SIMULATE_LIVE (support/harness.ts says why): simulated work runs with test keys
+    // (seedTenantOverHttp `{ mode: 'test' }`); a test of the rule itself sets it.
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ADMIN_TOKEN: PROCESS_ADMIN_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
@@ -143,27 +145,33 @@ export interface HttpTenant {
 
 /**
  * A user, a pro workspace with `credits` and an all-powerful key, through the admin API; `more`
- * adds workspace settings (budgets, lowCreditsMillicents …) and key fields (budgets …).
+ * adds workspace settings (budgets, lowCreditsMillicents …) and key fields (budgets …). With
+ * `mode: 'test'` the key is a test key (simulated work) and `credits` are granted to the test
+ * balance (on top of its first grant of TEST_CREDITS_MILLICENTS; a server started with
+ * TEST_CREDITS_MILLICENTS=0 makes them exactly `credits`).
  */
 export async function seedTenantOverHttp(
   base: string,
   credits: number,
   limits?: Record<string, number>,
-  more: { settings?: Record<string, unknown>; key?: Record<string, unknown> } = {},
-): Promise<HttpTenant & { keyId: string }> {
+  more: { settings?: Record<string, unknown>; key?: Record<string, unknown>; mode?: 'live' | 'test' } = {},
+): Promise<HttpTenant & { keyId: string; scope: string }> {
   const email = `proc-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
   const { user } = await adminPost(base, '/admin/v1/users', { email, name: 'Process test' });
   const { workspace } = await adminPost(base, '/admin/v1/workspaces', { name: 'Process workspace', plan: 'pro', ownerUserId: user.id });
   if (limits || more.settings) await adminPost(base, `/admin/v1/workspaces/${workspace.id}/settings`, { ...(limits ? { limits } : {}), ...more.settings });
-  await adminPost(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: credits });
+  const mode = more.mode ?? 'live';
+  await adminPost(base, `/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: credits, ...(mode === 'test' ? { mode } : {}) });
   const { key, secret } = await adminPost(base, '/admin/v1/keys', {
     userId: user.id,
     workspaceIds: [workspace.id],
     scopes: [...SCOPES],
     operations: [...OPERATION_IDS],
     transports: ['rest'],
+    ...(mode === 'test' ? { mode } : {}),
     ...more.key,
   });
-  return { workspaceId: workspace.id, keyId: key.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id } };
+  // scope: the id its rows are stored under (the test twin's for a test key), for database reads.
+  return { workspaceId: workspace.id, keyId: key.id, secret, headers: { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id }, scope: scopeFor(workspace.id, mode) };
 }
 

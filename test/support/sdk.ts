@@ -61,7 +61,8 @@ export function describeEachServer(title: string, body: (get: () => ServiceUnder
           ...env,
         });
         const base = `http://127.0.0.1:${port}`;
-        const tenant = await seedTenantOverHttp(base, 10_000_000, { pointsPerMinute: 100_000, pointsPerMonth: 10_000_000 });
+        // A test key: the SDK and was-client run simulated work, as an integration developer's would.
+        const tenant = await seedTenantOverHttp(base, 10_000_000, { pointsPerMinute: 100_000, pointsPerMonth: 10_000_000 }, { mode: 'test' });
         sut = { server: { ...server, base }, tenant, dataDir, env: { SERVICE_URL: base, SERVICE_API_KEY: tenant.secret, SERVICE_WORKSPACE: tenant.workspaceId } };
       });
       after(async () => {
