@@ -40,6 +40,11 @@ export class JobWorker {
     this.loop.start();
   }
 
+  /** Whether every slot runs a job: a job admitted now would wait for another worker. */
+  get saturated(): boolean {
+    return this.running.size >= this.concurrency;
+  }
+
   /** Asks the loop to look for work now (new job admitted in this process). */
   notify(): void {
     this.loop.notify();

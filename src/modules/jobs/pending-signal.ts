@@ -5,7 +5,8 @@
  *
  * - One process owns the database (embedded SQLite, PGlite): there is no other process to tell;
  *   the admitting process wakes its own worker directly (deps.jobsWakeup).
- * - Several processes share a PostgreSQL server: after a job became claimable the process sends
+ * - Several processes share a PostgreSQL server: after a job became claimable a process without a
+ *   worker (ROLE=api), or one whose own worker has no free slot (worker/runner.ts), sends
  *   `NOTIFY jobs_pending` (no payload), and every worker process LISTENs on that channel. The
  *   signal is sent after the admission committed, outside its transaction, so the money path
  *   gains no statement; a process that dies between the commit and the signal leaves the job to
