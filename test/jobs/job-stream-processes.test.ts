@@ -5,7 +5,8 @@
  * API process's stream through LISTEN/NOTIFY, every version in order, up to completion, and the
  * worker process delivers its job.completed event exactly once to a webhook on a local HTTPS
  * receiver (test certificate trusted through NODE_EXTRA_CA_CERTS, `*.localhost` resolved to
- * 127.0.0.1 by a preload in both server processes, loopback allowed by EGRESS_ALLOW_CIDRS).
+ * 127.0.0.1 by a preload in both server processes, loopback allowed by EGRESS_ALLOW_CIDRS). The
+ * jobs are run with test keys (simulated work, the test balance; the webhook is a test-mode one).
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -139,8 +140,9 @@ describe('job streams across processes (PostgreSQL, built server)', { skip }, ()
       };
       const { user } = await adminPost('/admin/v1/users', { email: `streams-${randomUUID()}@example.com`, name: 'Streams' });
       const { workspace } = await adminPost('/admin/v1/workspaces', { name: 'Streams', plan: 'pro', ownerUserId: user.id });
-      await adminPost(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000 });
-      const { secret } = await adminPost('/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'] });
+      // A test key (simulated work, the test balance; issue 34): its webhook is a test-mode one.
+      await adminPost(`/admin/v1/workspaces/${workspace.id}/credits`, { amountMillicents: 1_000_000, mode: 'test' });
+      const { secret } = await adminPost('/admin/v1/keys', { userId: user.id, workspaceIds: [workspace.id], scopes: [...SCOPES], operations: [...OPERATION_IDS], transports: ['rest'], mode: 'test' });
       const t = { secret, workspace };
       const headers = { authorization: `Bearer ${secret}`, 'x-service-workspace': workspace.id };
       await adminPost(`/admin/v1/workspaces/${workspace.id}/domains`, { hostname: 'hooks.localhost' });
@@ -216,7 +218,7 @@ describe('job streams across processes (PostgreSQL, built server)', { skip }, ()
     let worker: Proc | undefined;
     try {
       ctx.deps.streamSettings.pollMs = 600_000;
-      const t = await seedTenant(ctx.deps, { credits: 1_000_000 });
+      const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
       const res = await run(ctx, t, 'sprite.generate', SPRITE);
       assert.equal(res.statusCode, 202, res.body);
       const jobId = res.json().data.jobId;
