@@ -21,7 +21,8 @@ test('rule "client.mode": test for a wask_test_ secret, live otherwise', () => {
 });
 
 describeEachServer('test mode from the SDK and was-client', (get) => {
-  async function testKey(): Promise<string> {
+  /** A key of the suite's workspace in `mode` (the suite's own tenant key is a test key). */
+  async function keyOf(mode: 'live' | 'test'): Promise<string> {
     const { server, tenant } = get();
     const ws = await httpJson(server.base, 'GET', `/admin/v1/workspaces/${tenant.workspaceId}`, { headers: { authorization: `Bearer ${PROCESS_ADMIN_TOKEN}` } });
     const ownerUserId = (ws.body as any).data.workspace.ownerUserId as string;
@@ -31,10 +32,11 @@ describeEachServer('test mode from the SDK and was-client', (get) => {
       scopes: [...SCOPES],
       operations: [...OPERATION_IDS],
       transports: ['rest'],
-      mode: 'test',
+      mode,
     });
     return secret as string;
   }
+  const testKey = () => keyOf('test');
 
   test('rule "test helpers": triggerEvent and `was-client trigger` send a sample event to the test webhooks; a live key gets 403 TEST_MODE_ONLY (exit 4)', async () => {
     const { server, tenant, env } = get();
@@ -56,7 +58,7 @@ describeEachServer('test mode from the SDK and was-client', (get) => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, /^sent credits\.low [0-9a-f-]{36} to 0 test webhooks/);
 
-    const live = await runCli(['trigger', 'job.completed'], env);
+    const live = await runCli(['trigger', 'job.completed'], { ...env, SERVICE_API_KEY: await keyOf('live') });
     assert.equal(live.code, 4, `${live.stdout}${live.stderr}`);
     assert.match(live.stderr, /TEST_MODE_ONLY/);
   });
