@@ -10,7 +10,7 @@ export const threeDRig: OperationContract = {
   typicalInput: { summary: 'one model', input: { mediaId: EXAMPLE_MEDIA_ID } },
   asynchronous: true,
   inputSchema: inputObject({ mediaId: uuidSchema, prompt: text(1, 4000) }, ['mediaId']),
-  resultSchema: resultObject({ glb: fileResult }, ['glb']),
+  resultSchema: resultObject({ glb: fileResult, joints: { type: 'integer', minimum: 1, description: 'How many joints the skeleton has (the local rigger reports it).' } }, ['glb']),
   mediaFields: [{ field: 'mediaId', multiple: false, kinds: ['model'] }],
   produces: 'model',
   price: () => ({ estimatedMillicents: 20_000, maximumMillicents: 20_000 }),

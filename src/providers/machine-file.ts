@@ -2,7 +2,7 @@
  * What live keys get without a providers file (docs/decisions.md "Test mode"): what this machine
  * can really do. link.preview is always offered (the registry's own fetcher); each local engine
  * whose programs were found at start-up serves its operation (ffmpeg: video.edit, espeak-ng:
- * speech.generate, the scanner: security.scan) at the built-in price book. Every other operation
+ * speech.generate, the scanner: security.scan, the rigger: three-d.rig) at the built-in price book. Every other operation
  * is not offered to live keys (400 OPERATION_UNAVAILABLE) until a providers file maps it; test keys
  * run everything on the simulated provider regardless. The sprites engine is left out: it draws
  * its frames on another provider, which a machine without a file does not have.

@@ -2,7 +2,7 @@
  * Live keys never run simulated work (issue 34 item 4; docs/decisions.md "Test mode"): without a
  * providers file and without SIMULATE_LIVE, a live key's tools are exactly link.preview and the
  * local engines whose programs this machine has (ffmpeg: video.edit, espeak-ng: speech.generate,
- * the scanner: security.scan); every other operation is 400 OPERATION_UNAVAILABLE (estimates,
+ * the scanner: security.scan, the rigger: three-d.rig); every other operation is 400 OPERATION_UNAVAILABLE (estimates,
  * runs). A test key on the same server gets all fourteen, simulated. Ledger invariants after each.
  */
 import { test } from 'node:test';
@@ -25,7 +25,7 @@ async function toolIds(ctx: TestContext, t: Caller): Promise<string[]> {
 /** What this machine can really do, from the programs the service found at start-up. */
 function machineOperations(ctx: TestContext): string[] {
   const engines = ctx.deps.providers.engines;
-  const ops = ['link.preview', 'security.scan'];
+  const ops = ['link.preview', 'security.scan', 'three-d.rig'];
   if (engines.ffmpeg && engines.ffprobe) ops.push('video.edit');
   if (engines.espeak) ops.push('speech.generate');
   return ops.sort();
@@ -38,7 +38,7 @@ describeEachDatabase(
       const ctx = getCtx();
       if (process.env.CI === 'true') {
         // CI installs ffmpeg and espeak-ng (.ci/run): the machine's list is then known in full.
-        assert.deepEqual(machineOperations(ctx), ['link.preview', 'security.scan', 'speech.generate', 'video.edit']);
+        assert.deepEqual(machineOperations(ctx), ['link.preview', 'security.scan', 'speech.generate', 'three-d.rig', 'video.edit']);
       }
       const live = await seedTenant(ctx.deps, { credits: 100_000 });
       const { key, secret } = await seedKey(ctx.deps, live.user.id, [live.workspace.id], { mode: 'test' });

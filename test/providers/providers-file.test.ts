@@ -440,7 +440,7 @@ describe('providers file: operations', () => {
     assert.deepEqual([...file.operations.keys()].sort(), [...ops].sort());
   });
 
-  test('a local provider needs a known "engine" that serves the operation (ffmpeg: video.edit, espeak-ng: speech.generate, scanner: security.scan, sprites: sprite.generate)', () => {
+  test('a local provider needs a known "engine" that serves the operation (ffmpeg: video.edit, espeak-ng: speech.generate, scanner: security.scan, sprites: sprite.generate, rigger: three-d.rig)', () => {
     const problems = problemsOf({
       providers: { local: { type: 'local' } },
       operations: {
@@ -451,7 +451,7 @@ describe('providers file: operations', () => {
     });
     assertListed(
       problems,
-      /^PROVIDERS_FILE operations\.video\.edit: unknown engine "blender" \(engines in this version: ffmpeg, espeak-ng, scanner, sprites\)$/,
+      /^PROVIDERS_FILE operations\.video\.edit: unknown engine "blender" \(engines in this version: ffmpeg, espeak-ng, scanner, sprites, rigger\)$/,
       /^PROVIDERS_FILE operations\.speech\.generate: a local provider needs "engine"$/,
       /^PROVIDERS_FILE operations\.music\.generate: engine "ffmpeg" cannot serve music\.generate$/,
     );
@@ -462,11 +462,13 @@ describe('providers file: operations', () => {
         'speech.generate': { provider: 'local', engine: 'espeak-ng', price: { perThousandCharactersMillicents: 50 } },
         'security.scan': { provider: 'local', engine: 'scanner', price: { perRunMillicents: 15000 } },
         'sprite.generate': { provider: 'local', engine: 'sprites', frames: 'simulated', price: { perFrameMillicents: 10 } },
+        'three-d.rig': { provider: 'local', engine: 'rigger', price: { perRunMillicents: 2000 } },
       },
       // Frames drawn on the simulated provider are simulated work for live keys: SIMULATE_LIVE only.
     }, { SIMULATE_LIVE: 'true' });
     assert.equal(file.operations.get('video.edit')?.maxOutputSeconds, 120);
     assert.equal(file.operations.get('sprite.generate')?.frames, 'simulated');
+    assert.equal(file.operations.get('three-d.rig')?.engine, 'rigger');
   });
 
   test('maxOutputSeconds applies to the ffmpeg engine only, frames to the sprites engine only, and frames names a provider that can make images', () => {
@@ -901,26 +903,27 @@ describe('the example providers files', () => {
     assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.replicate.json') }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
   });
 
-  test('examples/providers.all.json parses (with both keys set) into real routes for every operation but three-d.rig, nothing simulated; link.preview is built in', () => {
+  test('examples/providers.all.json parses (with both keys set) into real routes for every operation, nothing simulated; link.preview is built in; three-d.rig runs on the rigger', () => {
     const file = load('providers.all.json', { OPENAI_API_KEY: 'sk-example-0123456789', REPLICATE_API_TOKEN: 'r8_example_0123456789' });
     assert.equal(file.simulated, 'off');
     const mapped = [...file.operations.keys()].sort();
-    const expected = OPERATIONS.map((op) => op.id).filter((id) => id !== 'link.preview' && id !== 'three-d.rig').sort();
+    const expected = OPERATIONS.map((op) => op.id).filter((id) => id !== 'link.preview').sort();
     assert.deepEqual(mapped, expected);
     for (const route of file.operations.values()) assert.notEqual(route.provider, 'simulated', `${route.operationId} is real`);
     assert.equal(file.operations.get('sprite.generate')!.frames, 'openai', 'sprite frames are drawn by the image provider, not simulated');
+    assert.equal(file.operations.get('three-d.rig')!.engine, 'rigger');
     // Models that take one image or recording get the first reference, not a list.
     assert.equal((file.operations.get('headshot.generate')!.input as Record<string, unknown>).input_image, '{{referenceMediaIds.0}}');
     assert.equal((file.operations.get('voice.clone')!.input as Record<string, unknown>).voice_file, '{{referenceMediaIds.0}}');
     assert.throws(() => loadConfig({ PROVIDERS_FILE: example('providers.all.json'), OPENAI_API_KEY: 'sk-example-0123456789' }), /REPLICATE_API_TOKEN \(apiKeyEnv\) is not set/);
   });
 
-  test('examples/providers.local.json parses into three local engines, one operation each, and nothing else offered (nothing simulated for live keys)', () => {
+  test('examples/providers.local.json parses into four local engines, one operation each, and nothing else offered (nothing simulated for live keys)', () => {
     const file = load('providers.local.json');
     assert.equal(file.simulated, 'off');
     assert.deepEqual(
       Object.fromEntries([...file.operations.values()].map((r) => [r.operationId, r.engine])),
-      { 'video.edit': 'ffmpeg', 'speech.generate': 'espeak-ng', 'security.scan': 'scanner' },
+      { 'video.edit': 'ffmpeg', 'speech.generate': 'espeak-ng', 'security.scan': 'scanner', 'three-d.rig': 'rigger' },
     );
     assert.equal(file.operations.get('video.edit')!.maxOutputSeconds, 300);
     // Sprite frames drawn on the simulated provider are simulated work: refused for live keys.
@@ -1014,9 +1017,9 @@ describe('the built server and the providers file (node dist/main.js serve)', { 
       const line = (await waitUntil(async () => server.lines.find((l) => l.msg === 'providers'), (l) => l !== undefined, 'the providers log line', 20_000))!;
       await server.stop();
       const live = line.live as string[];
-      assert.ok(live.includes('link.preview') && live.includes('security.scan'), JSON.stringify(line));
+      assert.ok(live.includes('link.preview') && live.includes('security.scan') && live.includes('three-d.rig'), JSON.stringify(line));
       assert.ok(!live.includes('chat.generate') && !live.includes('image.generate'), 'nothing simulated for live keys');
-      assert.deepEqual(live.filter((op) => !['link.preview', 'security.scan', 'speech.generate', 'video.edit'].includes(op)), []);
+      assert.deepEqual(live.filter((op) => !['link.preview', 'security.scan', 'speech.generate', 'three-d.rig', 'video.edit'].includes(op)), []);
       assert.equal((line.operations as Record<string, string>)['chat.generate'], 'not offered');
       assert.ok(!server.lines.some((l) => l.level === 40), 'no warning');
     } finally {

@@ -6,6 +6,7 @@
  *   espeak-ng  speech.generate  (espeak-ng; mp3 is encoded with ffmpeg)
  *   scanner    security.scan    (passive checks through the egress client)
  *   sprites    sprite.generate  (frames drawn by another provider, packed with sharp)
+ *   rigger     three-d.rig      (a skeleton and skin weights from the mesh's shape, in-process)
  *
  * Operations that need a generative model have no local engine: no placeholder pretends otherwise.
  */
@@ -18,6 +19,7 @@ import type { LocalEngines } from './engines.js';
 import { espeakEngine } from './espeak.js';
 import { ffmpegEngine } from './ffmpeg.js';
 import { scannerEngine } from './scanner.js';
+import { riggerEngine } from './rig.js';
 import { spritesEngine } from './sprites.js';
 
 export interface LocalEngine {
@@ -37,6 +39,7 @@ export const LOCAL_ENGINES: Readonly<Record<string, LocalEngine>> = {
   'espeak-ng': { serves: 'speech.generate', priceParams: [], programs: ['espeak'], package: 'espeak-ng', make: espeakEngine },
   scanner: { serves: 'security.scan', priceParams: [], programs: [], package: '', make: scannerEngine },
   sprites: { serves: 'sprite.generate', priceParams: [], programs: [], package: '', make: spritesEngine },
+  rigger: { serves: 'three-d.rig', priceParams: [], programs: [], package: '', make: riggerEngine },
 };
 
 /** The adapter of a route to a local engine (the providers file has checked the engine's name). */

@@ -1152,6 +1152,8 @@ export interface components {
                 url: string;
                 urlExpiresAt?: string;
             };
+            /** @description How many joints the skeleton has (the local rigger reports it). */
+            joints?: number;
             model?: string | null;
             predictionId?: string;
             provider?: string;
