@@ -10,10 +10,10 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createHmac, randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../support/databases.js';
 import { createTestContext, disposeTestContext, TEST_SECRET_KEY } from '../support/harness.js';
@@ -23,89 +23,22 @@ import { baseUrl } from '../support/base-url.js';
 import { openEventSource, type ReceivedEvent } from '../support/sse.js';
 import { waitFor } from '../support/wait.js';
 import { FIXTURE_CERT, HttpsReceiver } from '../support/https-receiver.js';
-import { onLogLines } from '../support/processes.js';
+import { startServer as startBuiltServer, type ServerProcess } from '../support/processes.js';
 import { SCOPES } from '../../src/modules/auth/scopes.js';
 import { OPERATION_IDS } from '../../src/operations/ids.js';
 import { needsDist, needsPostgres } from '../support/requirements.js';
 
-const DIST_MAIN = resolve('dist/main.js');
 const ADMIN_TOKEN = 'stream-admin-token-0123456789';
+/** Preloaded into the server processes: `*.localhost` resolves to 127.0.0.1 (webhook hosts need two labels). */
+const LOCALHOST_NAMES = pathToFileURL(resolve('test/support/localhost-names-preload.mjs')).href;
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 
 const skip = needsPostgres() || needsDist();
 
-interface Proc {
-  child: ChildProcess;
-  lines: Record<string, unknown>[];
-  stderr: string[];
-  stop(): Promise<void>;
-}
-
-const started: ChildProcess[] = [];
-
-/** Preloaded into the server processes: `*.localhost` resolves to 127.0.0.1 (webhook hosts need two labels). */
-const LOCALHOST_DNS = `data:text/javascript,${encodeURIComponent(`
-import dns from 'node:dns';
-import { syncBuiltinESMExports } from 'node:module';
-const lookup = dns.lookup;
-const lookupP = dns.promises.lookup;
-const local = (h) => typeof h === 'string' && h.endsWith('.localhost');
-dns.lookup = function (h, o, cb) {
-  if (typeof o === 'function') { cb = o; o = {}; }
-  if (!local(h)) return lookup.call(dns, h, o, cb);
-  const all = typeof o === 'object' && o !== null && o.all;
-  process.nextTick(() => (all ? cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4)));
-};
-dns.promises.lookup = async (h, o) => (local(h) ? (o && o.all ? [{ address: '127.0.0.1', family: 4 }] : { address: '127.0.0.1', family: 4 }) : lookupP.call(dns.promises, h, o));
-syncBuiltinESMExports();
-`)}`;
-
-function startServer(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', LOCALHOST_DNS, DIST_MAIN, 'serve'], {
-    cwd: resolve('.'),
-    env: {
-      PATH: process.env.PATH ?? '',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      SECRET_KEY: TEST_SECRET_KEY,
-      NODE_EXTRA_CA_CERTS: FIXTURE_CERT,
-      EGRESS_ALLOW_CIDRS: '127.0.0.0/8',
-      WEBHOOK_RETRY_BASE_MS: '200',
-      WEBHOOK_RETRY_CAP_MS: '1000',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.push(child);
-  const lines: Record<string, unknown>[] = [];
-  const stderr: string[] = [];
-  onLogLines(child.stdout!, (line) => lines.push(line));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  return {
-    child,
-    lines,
-    stderr,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-async function serviceStarted(proc: Proc): Promise<Record<string, unknown>> {
-  return waitFor(
-    `service started (stderr: ${proc.stderr.join('')})`,
-    () => {
-      if (proc.child.exitCode !== null) throw new Error(`server exited ${proc.child.exitCode}: ${proc.stderr.join('')}`);
-      return proc.lines.find((l) => l.msg === 'service started');
-    },
-    30_000,
-  );
+/** The built server with the `*.localhost` preload, trusting the receiver's test certificate. */
+function startServer(env: Record<string, string>): Promise<ServerProcess> {
+  const base = { SECRET_KEY: TEST_SECRET_KEY, NODE_EXTRA_CA_CERTS: FIXTURE_CERT, EGRESS_ALLOW_CIDRS: '127.0.0.0/8', WEBHOOK_RETRY_BASE_MS: '200', WEBHOOK_RETRY_CAP_MS: '1000' };
+  return startBuiltServer({ ...base, ...env }, 30_000, ['--import', LOCALHOST_NAMES]);
 }
 
 /** Versions received must be consecutive, each once, ending with the job's final snapshot. */
@@ -118,20 +51,17 @@ function assertConsecutive(events: ReceivedEvent[]) {
 describe('job streams across processes (PostgreSQL, built server)', { skip }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'was-stream-procs-'));
 
-  after(async () => {
-    for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   test('two processes: a job admitted by ROLE=api and finished by ROLE=worker is streamed by the API process to completion; its webhook gets job.completed exactly once', async () => {
     const database = await createTestDatabase('postgres');
     await database.handle.close();
     const receiver = await HttpsReceiver.start();
     const env = { DATABASE_URL: database.url!, DATA_DIR: dataDir, ADMIN_TOKEN };
-    const api = startServer({ ...env, ROLE: 'api' });
-    let worker: Proc | undefined;
+    const api = await startServer({ ...env, ROLE: 'api' });
+    let worker: ServerProcess | undefined;
     try {
-      const base = `http://127.0.0.1:${(await serviceStarted(api)).port}`;
+      const base = api.base;
       const adminPost = async (path: string, body: unknown) => {
         const res = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
         const json = (await res.json()) as any;
@@ -168,8 +98,7 @@ describe('job streams across processes (PostgreSQL, built server)', { skip }, ()
       try {
         await waitFor('the first event (pending: no worker yet)', () => events[0]);
         assert.equal(events[0]!.data.status, 'pending');
-        worker = startServer({ ...env, ROLE: 'worker' });
-        await serviceStarted(worker);
+        worker = await startServer({ ...env, ROLE: 'worker' });
         await waitFor('the completed event', () => events.at(-1)?.data.status === 'completed', 30_000);
         assertConsecutive(events);
         const final = (await (await fetch(`${base}/v1/jobs/${jobId}`, { headers })).json()) as any;
@@ -215,7 +144,7 @@ describe('job streams across processes (PostgreSQL, built server)', { skip }, ()
 
   test('NOTIFY crosses processes: an API in this process with its safety poll off streams a job run by a ROLE=worker process', async () => {
     const ctx = await createTestContext('postgres');
-    let worker: Proc | undefined;
+    let worker: ServerProcess | undefined;
     try {
       ctx.deps.streamSettings.pollMs = 600_000;
       const t = await seedTenant(ctx.deps, { credits: 1_000_000, mode: 'test' });
@@ -225,7 +154,7 @@ describe('job streams across processes (PostgreSQL, built server)', { skip }, ()
       const { es, events } = openEventSource(`${await baseUrl(ctx)}/v1/jobs/${jobId}/stream`, t);
       try {
         await waitFor('the first event', () => events[0]);
-        worker = startServer({ DATABASE_URL: ctx.database.url!, DATA_DIR: ctx.dataDir, ROLE: 'worker' });
+        worker = await startServer({ DATABASE_URL: ctx.database.url!, DATA_DIR: ctx.dataDir, ROLE: 'worker' });
         await waitFor('the completed event', () => events.at(-1)?.data.status === 'completed', 30_000);
         assertConsecutive(events);
         assert.equal(events.at(-1)!.data.version, (await getJob(ctx, t, jobId)).version);

@@ -21,6 +21,7 @@ import { createWorkspace } from '../../src/modules/accounts/service.js';
 import { grantCredits } from '../../src/modules/billing/service.js';
 import { ensureTestTwin } from '../../src/modules/accounts/test-twins.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { assertError as assertErrorOf, fetchResponse } from '../support/assertions.js';
 
 const SPRITE = { prompt: 'a knight', frames: 3, frameWidth: 16, frameHeight: 16 };
 const SSE = { accept: 'text/event-stream' };
@@ -56,14 +57,8 @@ async function openStreams(ctx: TestContext, t: Pick<Tenant, 'secret' | 'workspa
   return readers;
 }
 
-async function assertError(res: Response, status: number, code: string) {
-  const body = (await res.json()) as any;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
-  assert.equal(body.requestId, res.headers.get('x-request-id'));
-  return body;
-}
+/** The shared error-envelope assertion, on a response read with fetch. */
+const assertError = async (res: Response, status: number, code: string) => assertErrorOf(await fetchResponse(res), status, code);
 
 describeEachDatabase('job streams (SSE)', (get) => {
   // Every refusal is an answer /openapi.json documents for its route (openapi-responses.ts).

@@ -14,6 +14,7 @@ import { storageKeyFor } from '../../src/modules/media/blob-store.js';
 import { MEDIA_PLAN_LIMITS } from '../../src/modules/media/limits.js';
 import * as mediaStore from '../../src/modules/media/store.js';
 import { checkRefusals } from '../support/openapi-responses.js';
+import { assertError } from '../support/assertions.js';
 import {
   backendOptions,
   ELF,
@@ -38,11 +39,9 @@ import {
 const s3 = await startTestS3();
 after(() => s3.close());
 
-function assertError(res: { statusCode: number; json(): any }, status: number, code: string, reason?: string) {
-  assert.equal(res.statusCode, status, `status ${res.statusCode}: ${JSON.stringify(res.json())}`);
-  const body = res.json();
-  assert.equal(body.success, false);
-  assert.equal(body.code, code);
+/** The shared error-envelope assertion, and the refusal's `details.reason` when given. */
+function assertRefused(res: Parameters<typeof assertError>[0], status: number, code: string, reason?: string) {
+  const body = assertError(res, status, code);
   if (reason) assert.equal(body.details?.reason, reason, JSON.stringify(body));
 }
 
@@ -201,7 +200,7 @@ function uploadSuite(backend: BackendName) {
           const ctx = get();
           const t = await seedTenant(ctx.deps);
           const { bytes, type, filename } = await make();
-          assertError(await upload(ctx, t, bytes, { type: type ?? 'image/png', filename: filename ?? 'x.png' }), status, code, reason);
+          assertRefused(await upload(ctx, t, bytes, { type: type ?? 'image/png', filename: filename ?? 'x.png' }), status, code, reason);
           assert.deepEqual(await footprint(ctx, t.workspace.id), { rows: 0, events: 0, usedBytes: 0, blobs: 0, staged: 0 });
         });
       }

@@ -4,8 +4,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { ERROR_REGISTRY } from '../../src/http/errors.js';
 import { specStatusesOf } from './spec-errors.js';
 
+/** What the envelope assertions read of a response (an injected one, or one read with fetch: fetchResponse). */
+type Answer = Pick<LightMyRequestResponse, 'statusCode' | 'body' | 'headers' | 'json'>;
+
 /** Asserts the error envelope with `status` and `code` (and the request id header); returns the body. */
-export function assertError(res: LightMyRequestResponse, status: number, code: string): any {
+export function assertError(res: Answer, status: number, code: string): any {
   assert.equal(res.statusCode, status, `expected ${status} ${code}, got ${res.statusCode} ${res.body}`);
   const body = res.json();
   assert.equal(body.success, false);
@@ -65,4 +68,10 @@ export function assertOk(res: LightMyRequestResponse): any {
 export function assertStatus(res: LightMyRequestResponse, status: number, code?: string): void {
   assert.equal(res.statusCode, status, `status ${res.statusCode}: ${res.body}`);
   if (code) assert.equal(res.json().code, code, res.body);
+}
+
+/** A response read with fetch (a real socket), read whole, in the shape the assertions above take. */
+export async function fetchResponse(res: Response): Promise<Answer> {
+  const body = await res.text();
+  return { statusCode: res.status, body, headers: Object.fromEntries(res.headers), json: () => JSON.parse(body) } as Answer;
 }

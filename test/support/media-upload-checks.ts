@@ -7,7 +7,7 @@
  * MEDIA_FUZZ_RUNS (default 100) scales every property and MEDIA_FUZZ_SEED replays a run.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { sha256 } from './media.js';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -93,9 +93,6 @@ export async function snapshot(ctx: TestContext, workspaceId: string): Promise<S
   return { rows: Number(rows.n), events: Number(events.n), usedBytes: Number(rows.bytes ?? 0), files: await mediaFiles(ctx) };
 }
 
-function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

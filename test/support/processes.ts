@@ -37,7 +37,6 @@ process.on('exit', () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-/** Starts `node dist/main.js serve` with `env` and resolves once it logged "service started". */
 /**
  * Calls `onLine` with every line a child process writes to `stream`, parsed as a JSON log line
  * (pino); a line that is not JSON arrives as `{msg: text}`.
@@ -61,8 +60,12 @@ export function onLogLines<T extends Record<string, unknown> = Record<string, un
   });
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [DIST_MAIN, 'serve'], {
+/**
+ * Starts `node dist/main.js serve` with `env` (and `nodeArgs` before the script, such as a
+ * preload) and resolves once it logged "service started".
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, nodeArgs: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, DIST_MAIN, 'serve'], {
     cwd: resolve('.'),
     // No SIMULATE_LIVE (support/harness.ts says why): simulated work runs with test keys
     // (seedTenantOverHttp `{ mode: 'test' }`); a test of the rule itself sets it.
