@@ -14,13 +14,13 @@ import { join } from 'node:path';
 import { compileStrict } from '../../src/http/validation.js';
 import { findOperation } from '../../src/operations/registry.js';
 import type { OperationId } from '../../src/operations/ids.js';
-import { assertOk } from '../support/assertions.js';
 import { testDatabaseNames } from '../support/databases.js';
 import { createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { drain, readCompleteOutput, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { glb, mp4, png, upload, wav } from '../support/media.js';
+import { glb, mp4, png, wav } from '../support/media.js';
 import { seedTenant, type Tenant } from '../support/seed.js';
+import { operationInputs } from '../support/operation-inputs.js';
 import { FakeOpenAi } from '../support/fake-openai.js';
 import { FakeReplicate } from '../support/fake-replicate.js';
 
@@ -44,28 +44,6 @@ function writeFile(dir: string, name: string, json: unknown): string {
   const path = join(dir, name);
   writeFileSync(path, JSON.stringify(json));
   return path;
-}
-
-async function mediaId(ctx: TestContext, t: Tenant, bytes: Buffer, type: string, filename: string): Promise<string> {
-  return assertOk(await upload(ctx, t, bytes, { type, filename })).data.id as string;
-}
-
-async function inputsFor(ctx: TestContext, t: Tenant): Promise<Partial<Record<OperationId, Record<string, unknown>>>> {
-  const image = await mediaId(ctx, t, await png(64, 64), 'image/png', 'in.png');
-  const audio = await mediaId(ctx, t, wav(), 'audio/wav', 'in.wav');
-  const model = await mediaId(ctx, t, glb(), 'model/gltf-binary', 'in.glb');
-  return {
-    'chat.generate': { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 16 },
-    'speech.generate': { text: 'Hello there', format: 'wav' },
-    'image.generate': { prompt: 'a cat', width: 256, height: 256, count: 1 },
-    'headshot.generate': { referenceMediaIds: [image], count: 1 },
-    'background.remove': { mediaId: image },
-    'video.generate': { prompt: 'waves', durationSeconds: 2 },
-    'music.generate': { prompt: 'calm piano', durationSeconds: 5 },
-    'three-d.generate': { prompt: 'a chair' },
-    'three-d.rig': { mediaId: model },
-    'voice.clone': { referenceMediaIds: [audio], name: 'Narrator' },
-  };
 }
 
 for (const dbName of testDatabaseNames()) {
@@ -142,7 +120,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('adapter results: chat, image and speech on the OpenAI-compatible adapter, and every operation a Replicate model serves, match their contracts', async () => {
       const t = await seedTenant(mixed.deps, { credits: CREDITS });
-      const inputs = await inputsFor(mixed, t);
+      const { inputs } = await operationInputs(mixed, t);
       for (const opId of ['chat.generate', 'image.generate', 'speech.generate'] as const) {
         const result = await resultOf(mixed, t, opId, inputs[opId]!, 'oa');
         assert.equal(typeof result.model, 'string', opId);
@@ -156,7 +134,7 @@ for (const dbName of testDatabaseNames()) {
 
     test('adapter results: image and speech on the Replicate adapter match their contracts', async () => {
       const t = await seedTenant(onReplicate.deps, { credits: CREDITS });
-      const inputs = await inputsFor(onReplicate, t);
+      const { inputs } = await operationInputs(onReplicate, t);
       for (const opId of ['image.generate', 'speech.generate'] as const) await resultOf(onReplicate, t, opId, inputs[opId]!, 'rep');
       await assertLedgerInvariants(onReplicate.deps, t.workspace.id);
     });

@@ -22,9 +22,9 @@ import { FakeReplicate } from '../support/fake-replicate.js';
 import { call, createTestContext, disposeTestContext, type TestContext } from '../support/harness.js';
 import { drain, readCompleteOutput, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
-import { glb, mp4, png, upload, wav } from '../support/media.js';
+import { operationInputs } from '../support/operation-inputs.js';
 import { writeProvidersFile } from '../support/providers-file.js';
-import { seedKey, seedTenant, type Tenant } from '../support/seed.js';
+import { seedKey, seedTenant } from '../support/seed.js';
 import { verifyHost } from '../support/webhook-hosts.js';
 import { installedEngines, missingPrograms } from '../support/engines.js';
 import { waitUntil } from '../support/wait.js';
@@ -91,36 +91,13 @@ for (const dbName of testDatabaseNames()) {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    async function inputs(t: Tenant, host: string): Promise<Record<OperationId, Record<string, unknown>>> {
-      const id = async (bytes: Buffer, type: string, filename: string) => assertOk(await upload(ctx, t, bytes, { type, filename })).data.id as string;
-      const image = await id(await png(64, 64), 'image/png', 'in.png');
-      const audio = await id(wav(), 'audio/wav', 'in.wav');
-      const model = await id(glb(), 'model/gltf-binary', 'in.glb');
-      const video = await id(mp4(), 'video/mp4', 'in.mp4');
-      return {
-        'link.preview': { url: 'https://example.com/' },
-        'chat.generate': { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 16 },
-        'speech.generate': { text: 'Hello there', format: 'wav' },
-        'image.generate': { prompt: 'a cat', width: 256, height: 256, count: 1 },
-        'headshot.generate': { referenceMediaIds: [image], count: 1 },
-        'background.remove': { mediaId: image },
-        'video.generate': { prompt: 'waves', durationSeconds: 2 },
-        'video.edit': { mediaId: video, edits: [{ type: 'mute' }] },
-        'music.generate': { prompt: 'calm piano', durationSeconds: 5 },
-        'three-d.generate': { prompt: 'a chair' },
-        'three-d.rig': { mediaId: model },
-        'sprite.generate': { prompt: 'a walking knight', frames: 2, frameWidth: 64, frameHeight: 64 },
-        'voice.clone': { referenceMediaIds: [audio], name: 'Narrator' },
-        'security.scan': { url: `https://${host}/` },
-      };
-    }
 
     test('rule "nothing a test key does reaches a provider": all fourteen operations run simulated, the fakes count zero requests, live credits stay', async () => {
       const live = await seedTenant(ctx.deps, { credits: 1_000_000 });
       const { key, secret } = await seedKey(ctx.deps, live.user.id, [live.workspace.id], { mode: 'test' });
       const t = { ...live, key, secret };
       const host = await verifyHost(ctx, live.workspace.id);
-      const byOp = await inputs(t, host);
+      const { inputs: byOp } = await operationInputs(ctx, t, host);
       openai.reset();
       replicate.requests.length = 0;
       // Program starts from here on (the uploads above may have run ffprobe to inspect a file):

@@ -21,40 +21,19 @@ import { admin, call, createTestContext, describeEachDatabase, disposeTestContex
 import { drain, readCompleteOutput, run } from '../support/jobs.js';
 import { assertLedgerInvariants } from '../support/ledger.js';
 import { scopeOf, seedTenant, type Tenant } from '../support/seed.js';
-import { glb, mp4, png, upload, wav } from '../support/media.js';
+import { operationInputs } from '../support/operation-inputs.js';
 
 function validator(schema: unknown) {
   return compileStrict(schema as object);
 }
 
-async function mediaId(ctx: TestContext, t: Tenant, bytes: Buffer, type: string, filename: string): Promise<string> {
-  const res = await upload(ctx, t, bytes, { type, filename });
-  return assertOk(res).data.id as string;
-}
-
+/** Every operation's input; image.generate with two images and a reference, security.scan on a domain verified here. */
 async function sampleInputs(ctx: TestContext, t: Tenant): Promise<Record<string, Record<string, unknown>>> {
-  const image = await mediaId(ctx, t, await png(32, 32), 'image/png', 'in.png');
-  const audio = await mediaId(ctx, t, wav(), 'audio/wav', 'in.wav');
-  const video = await mediaId(ctx, t, mp4(), 'video/mp4', 'in.mp4');
-  const model = await mediaId(ctx, t, glb(), 'model/gltf-binary', 'in.glb');
   // security.scan targets only a hostname verified in the workspace.
   assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains`, { hostname: 'scan.example.com' })).statusCode, 200);
   assert.equal((await admin(ctx, `/admin/v1/workspaces/${t.workspace.id}/domains/scan.example.com/verify`, { method: 'operator' })).statusCode, 200);
-  return {
-    'chat.generate': { messages: [{ role: 'user', content: 'Hello' }], maxTokens: 16 },
-    'speech.generate': { text: 'Hello there', format: 'wav' },
-    'image.generate': { prompt: 'a cat', width: 256, height: 256, count: 2, referenceMediaIds: [image] },
-    'headshot.generate': { referenceMediaIds: [image], count: 1 },
-    'background.remove': { mediaId: image },
-    'video.generate': { prompt: 'waves', durationSeconds: 2 },
-    'video.edit': { mediaId: video, edits: [{ type: 'mute' }] },
-    'music.generate': { prompt: 'calm piano', durationSeconds: 5 },
-    'three-d.generate': { prompt: 'a chair' },
-    'three-d.rig': { mediaId: model },
-    'sprite.generate': { prompt: 'a knight walking', frames: 2, frameWidth: 16, frameHeight: 16 },
-    'voice.clone': { referenceMediaIds: [audio], name: 'Narrator' },
-    'security.scan': { url: 'https://scan.example.com/' },
-  };
+  const { inputs, media } = await operationInputs(ctx, t);
+  return { ...inputs, 'image.generate': { prompt: 'a cat', width: 256, height: 256, count: 2, referenceMediaIds: [media.image] } };
 }
 
 
