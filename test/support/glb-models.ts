@@ -60,8 +60,12 @@ export function voxelGlb(primitives: Cell[][], transform: NodeTransform = {}): B
   };
   for (const cells of primitives) {
     const { positions, indices } = voxelSurface(cells);
-    const min = [0, 1, 2].map((k) => Math.min(...positions.filter((_, i) => i % 3 === k)));
-    const max = [0, 1, 2].map((k) => Math.max(...positions.filter((_, i) => i % 3 === k)));
+    const min = [Infinity, Infinity, Infinity];
+    const max = [-Infinity, -Infinity, -Infinity];
+    positions.forEach((v, i) => {
+      min[i % 3] = Math.min(min[i % 3]!, v);
+      max[i % 3] = Math.max(max[i % 3]!, v);
+    });
     json.accessors!.push({ bufferView: view(Buffer.from(positions.buffer), 34962), componentType: 5126, count: positions.length / 3, type: 'VEC3', min, max });
     json.accessors!.push({ bufferView: view(Buffer.from(indices.buffer), 34963), componentType: 5125, count: indices.length, type: 'SCALAR' });
     json.meshes![0]!.primitives.push({ attributes: { POSITION: json.accessors!.length - 2 }, indices: json.accessors!.length - 1 });

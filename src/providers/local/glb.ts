@@ -70,7 +70,8 @@ export interface Glb {
   bin: Buffer;
 }
 
-const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+/** A valid glTF index: a non-negative safe integer. */
+export const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 /** Splits a GLB into its JSON and BIN chunks. */
 export function parseGlb(bytes: Buffer): Glb {

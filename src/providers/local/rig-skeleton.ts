@@ -123,11 +123,12 @@ function* unionParts(g: Graph, members: Int32Array, { level }: Bands): Generator
 }
 
 /** The parts, each with its centroid sums and its parent (the lower part its shortest paths come from most). */
-function collectParts(g: Graph, members: Int32Array, bands: Bands, uf: Int32Array): { parts: Part[]; partOf: Int32Array } {
+function* collectParts(g: Graph, members: Int32Array, bands: Bands, uf: Int32Array): Generator<void, { parts: Part[]; partOf: Int32Array }> {
   const indexOfRoot = new Map<number, number>();
   const partOf = new Int32Array(g.count);
   const parts: Part[] = [];
   for (const v of members) {
+    if (tick()) yield;
     const r = find(uf, v);
     let p = indexOfRoot.get(r);
     if (p === undefined) {
@@ -141,6 +142,7 @@ function collectParts(g: Graph, members: Int32Array, bands: Bands, uf: Int32Arra
     for (let k = 0; k < 3; k++) part.sum[k]! += g.pos[v * 3 + k]!;
   }
   for (const v of members) {
+    if (tick()) yield;
     const p = bands.pred[v]!;
     if (p < 0 || bands.level(p) >= bands.level(v)) continue;
     const votes = parts[partOf[v]!]!.votes;
@@ -157,6 +159,8 @@ function collectParts(g: Graph, members: Int32Array, bands: Bands, uf: Int32Arra
 /** Merges small parts (deepest first) and parts that add no bend (innermost first); returns where each part went. */
 function mergeParts(parts: Part[], minCount: number, width: number): (p: number) => number {
   const merged = parts.map((_, i) => i);
+  const kids: number[][] = parts.map(() => []);
+  parts.forEach((part, i) => part.parent >= 0 && kids[part.parent]!.push(i));
   const mergeIntoParent = (p: number) => {
     const part = parts[p]!;
     const parent = parts[part.parent]!;
@@ -164,7 +168,11 @@ function mergeParts(parts: Part[], minCount: number, width: number): (p: number)
     merged[p] = part.parent;
     parent.count += part.count;
     for (let k = 0; k < 3; k++) parent.sum[k]! += part.sum[k]!;
-    for (const other of parts) if (other.alive && other.parent === p) other.parent = part.parent;
+    for (const kid of kids[p]!) {
+      parts[kid]!.parent = part.parent;
+      kids[part.parent]!.push(kid);
+    }
+    kids[p] = [];
   };
   const deepestFirst = parts.map((_, i) => i).sort((x, y) => parts[y]!.level - parts[x]!.level);
   for (const p of deepestFirst) if (parts[p]!.parent >= 0 && parts[p]!.count < minCount) mergeIntoParent(p);
@@ -187,7 +195,8 @@ function placeJoints(parts: Part[], joints: Joint[], attachTo: number): { jointO
   parts.forEach((part, i) => {
     if (!part.alive) return;
     if (part.parent < 0) tops.push(i);
-    else children.set(part.parent, [...(children.get(part.parent) ?? []), i]);
+    else if (children.has(part.parent)) children.get(part.parent)!.push(i);
+    else children.set(part.parent, [i]);
   });
   // One part has no parent (the band round the centre); should another, it hangs from that one.
   const queue = [...tops];
@@ -207,7 +216,7 @@ function placeJoints(parts: Part[], joints: Joint[], attachTo: number): { jointO
 function* skeletonOf(g: Graph, members: Int32Array, joints: Joint[], blend: Blend, attachTo: number): Generator<void> {
   const bands = yield* bandsOf(g, members);
   const uf = yield* unionParts(g, members, bands);
-  const { parts, partOf } = collectParts(g, members, bands, uf);
+  const { parts, partOf } = yield* collectParts(g, members, bands, uf);
   const resolve = mergeParts(parts, Math.max(1, Math.floor(members.length * MIN_PART_SHARE)), bands.width);
   const { jointOf, children } = placeJoints(parts, joints, attachTo);
   // Blends: toward the parent in a band's lower half, toward the nearest child in its upper half.

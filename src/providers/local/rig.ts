@@ -18,7 +18,8 @@
  */
 import { ProviderError, type Provider, type ProviderRun } from '../types.js';
 import type { LocalContext } from '../types.js';
-import { BinAppender, FLOAT, GlbError, UNSIGNED_SHORT, parseGlb, readAccessor, sceneRoots, transformPoint, translation, multiply, worldMatrices, writeGlb, type Glb, type GltfPrimitive, type Mat4 } from './glb.js';
+import { BinAppender, FLOAT, GlbError, isIndex, UNSIGNED_SHORT, parseGlb, readAccessor, sceneRoots, transformPoint, translation, multiply, worldMatrices, writeGlb, type Glb, type GltfPrimitive, type Mat4 } from './glb.js';
+import { tick } from './rig-graph.js';
 import { RigError, rig, runSliced, type Rig } from './rig-skeleton.js';
 
 export const MAX_VERTICES = 1_000_000;
@@ -41,8 +42,6 @@ interface Slice {
   count: number;
 }
 
-const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-
 function instancesOf(glb: Glb): Instance[] {
   const out: Instance[] = [];
   for (const [node, world] of worldMatrices(glb.json)) {
@@ -55,36 +54,49 @@ function instancesOf(glb: Glb): Instance[] {
   return out;
 }
 
-/** Triangles of a primitive as vertex indices local to it (points and lines have none). */
-function trianglesOf(glb: Glb, p: GltfPrimitive, count: number): number[] {
+/** Appends a primitive's triangles to `out` as vertex indices offset by `first` (points and lines have none). */
+function* appendTriangles(glb: Glb, p: GltfPrimitive, count: number, first: number, out: number[]): Generator<void> {
   const mode = p.mode ?? 4;
-  const indices = p.indices === undefined ? Array.from({ length: count }, (_, i) => i) : Array.from(readAccessor(glb, p.indices).values);
-  for (const i of indices) if (!Number.isInteger(i) || i < 0 || i >= count) throw new GlbError('a primitive has an index beyond its vertices');
-  const out: number[] = [];
-  if (mode === 4) for (let i = 0; i + 2 < indices.length; i += 3) out.push(indices[i]!, indices[i + 1]!, indices[i + 2]!);
-  else if (mode === 5) for (let i = 0; i + 2 < indices.length; i++) out.push(...(i % 2 ? [indices[i + 1]!, indices[i]!, indices[i + 2]!] : [indices[i]!, indices[i + 1]!, indices[i + 2]!]));
-  else if (mode === 6) for (let i = 1; i + 1 < indices.length; i++) out.push(indices[0]!, indices[i]!, indices[i + 1]!);
-  return out;
+  if (mode !== 4 && mode !== 5 && mode !== 6) return;
+  const given = p.indices === undefined ? undefined : readAccessor(glb, p.indices).values;
+  const length = given ? given.length : count;
+  const at = (i: number) => (given ? given[i]! : i);
+  for (let i = 0; i < length; i++) {
+    if (tick()) yield;
+    const v = at(i);
+    if (!Number.isInteger(v) || v < 0 || v >= count) throw new GlbError('a primitive has an index beyond its vertices');
+  }
+  const corners = mode === 4 ? Math.floor(length / 3) : Math.max(0, length - 2);
+  for (let t = 0; t < corners; t++) {
+    if (tick()) yield;
+    if (mode === 4) out.push(first + at(3 * t), first + at(3 * t + 1), first + at(3 * t + 2));
+    else if (mode === 5) out.push(first + at(t + (t % 2)), first + at(t + 1 - (t % 2)), first + at(t + 2));
+    else out.push(first + at(0), first + at(t + 1), first + at(t + 2));
+  }
 }
 
 /** The world-space vertices and triangles of every drawn primitive, and where each primitive's are. */
-function collect(glb: Glb, instances: Instance[]): { positions: Float64Array; triangles: Uint32Array; slices: Slice[] } {
+function* collect(glb: Glb, instances: Instance[]): Generator<void, { positions: Float64Array; triangles: Uint32Array; slices: Slice[] }> {
   const positions: number[] = [];
   const triangles: number[] = [];
   const slices: Slice[] = [];
-  instances.forEach((inst, instance) => {
-    glb.json.meshes![inst.mesh]!.primitives.forEach((p, primitive) => {
+  for (const [instance, inst] of instances.entries()) {
+    for (const [primitive, p] of glb.json.meshes![inst.mesh]!.primitives.entries()) {
       if (!p || typeof p !== 'object' || typeof p.attributes !== 'object' || p.attributes === null) throw new GlbError(`mesh ${inst.mesh} has an invalid primitive`);
       if (p.attributes.JOINTS_0 !== undefined) throw new GlbError('it is skinned already');
       const read = readAccessor(glb, p.attributes.POSITION);
       if (read.size !== 3) throw new GlbError(`mesh ${inst.mesh} has positions that are not 3D`);
       const first = positions.length / 3;
       if (first + read.count > MAX_VERTICES) throw new ProviderError('MEDIA_TOO_LARGE', `The model has more than ${MAX_VERTICES} vertices (counted once per drawing of a mesh).`);
-      for (let i = 0; i < read.count; i++) positions.push(...transformPoint(inst.world, read.values[i * 3]!, read.values[i * 3 + 1]!, read.values[i * 3 + 2]!));
-      for (const i of trianglesOf(glb, p, read.count)) triangles.push(first + i);
+      for (let i = 0; i < read.count; i++) {
+        if (tick()) yield;
+        const [x, y, z] = transformPoint(inst.world, read.values[i * 3]!, read.values[i * 3 + 1]!, read.values[i * 3 + 2]!);
+        positions.push(x, y, z);
+      }
+      yield* appendTriangles(glb, p, read.count, first, triangles);
       slices.push({ instance, primitive, first, count: read.count });
-    });
-  });
+    }
+  }
   return { positions: Float64Array.from(positions), triangles: Uint32Array.from(triangles), slices };
 }
 
@@ -113,8 +125,8 @@ function write(glb: Glb, instances: Instance[], slices: Slice[], result: Rig): B
     const joints = Buffer.from(result.jointsOf.buffer, result.jointsOf.byteOffset + s.first * 8, s.count * 8);
     const weights = Buffer.from(result.weightsOf.buffer, result.weightsOf.byteOffset + s.first * 16, s.count * 16);
     const attributes = json.meshes[meshOf[s.instance]!]!.primitives[s.primitive]!.attributes;
-    attributes.JOINTS_0 = bin.accessor(Buffer.from(joints), { componentType: UNSIGNED_SHORT, count: s.count, type: 'VEC4' }, ARRAY_BUFFER);
-    attributes.WEIGHTS_0 = bin.accessor(Buffer.from(weights), { componentType: FLOAT, count: s.count, type: 'VEC4' }, ARRAY_BUFFER);
+    attributes.JOINTS_0 = bin.accessor(joints, { componentType: UNSIGNED_SHORT, count: s.count, type: 'VEC4' }, ARRAY_BUFFER);
+    attributes.WEIGHTS_0 = bin.accessor(weights, { componentType: FLOAT, count: s.count, type: 'VEC4' }, ARRAY_BUFFER);
   }
 
   // Joint nodes, placed relative to their parents; the root joint joins the scene.
@@ -157,8 +169,13 @@ export async function rigGlb(bytes: Buffer, signal: AbortSignal): Promise<{ glb:
   if (compression) throw new GlbError(`its geometry is compressed (${compression}); export it uncompressed`);
   if (Array.isArray(glb.json.skins) && glb.json.skins.length > 0) throw new GlbError('it is skinned already');
   const instances = instancesOf(glb);
-  const { positions, triangles, slices } = collect(glb, instances);
-  const result = await runSliced(rig({ positions, triangles }), signal);
+  const { slices, result } = await runSliced(
+    (function* () {
+      const { positions, triangles, slices } = yield* collect(glb, instances);
+      return { slices, result: yield* rig({ positions, triangles }) };
+    })(),
+    signal,
+  );
   return { glb: write(glb, instances, slices, result), joints: result.joints.length };
 }
 
